@@ -1,0 +1,131 @@
+"""Where things live and how a tier is configured.
+
+Paths are relative to the project root (the folder holding ``dodo.py``); ``LAB_HOME`` overrides the root for
+tests and for users who keep several labs. A tier's settings come from ``evals/<tier>/suite.toml``.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(os.environ.get("LAB_HOME") or Path(__file__).resolve().parent.parent).resolve()
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+EVALS = ROOT / "evals"
+STATE = ROOT / ".lab"  # doit's database, upstream checkouts, staged renders, image stamps
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message names the file, the setting and the fix."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one container: CPUs (fractional), memory (bytes), process count, wall clock (s)."""
+
+    cpus: float = 1.0
+    memory: int = 4 * 1024**3
+    pids: int = 1024
+    timeout: float = 600.0
+
+    @classmethod
+    def parse(cls, raw: dict, where: str) -> "Limits":
+        """Build limits from a TOML table with keys ``cpus``, ``memory`` ("4g", "512m" or bytes), ``pids``,
+        ``timeout`` (seconds). Raises ConfigError naming ``where`` on a bad value."""
+        known = {"cpus", "memory", "pids", "timeout"}
+        unknown = set(raw) - known
+        if unknown:
+            raise ConfigError(f"{where}: unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
+        base = cls()
+        try:
+            return cls(
+                cpus=float(raw.get("cpus", base.cpus)),
+                memory=parse_bytes(raw.get("memory", base.memory)),
+                pids=int(raw.get("pids", base.pids)),
+                timeout=float(raw.get("timeout", base.timeout)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+
+def parse_bytes(value: int | str) -> int:
+    """``"4g"`` → 4 GiB in bytes; ``"512m"``, ``"100k"``, or a plain integer of bytes."""
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower().removesuffix("b")
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A tier's settings (``evals/<tier>/suite.toml``).
+
+    ``upstream`` is a git URL or a local path, ``ref`` the commit (or branch/tag) to check out,
+    ``languages`` the tracks in play, ``sample`` how many exercises per track ``doit gen:<tier>`` proves
+    when neither ``limit=`` nor ``all=1`` is given, ``base_image`` the Debian image the grader image is
+    built from, ``prove`` the limits of one proving container.
+    """
+
+    name: str
+    upstream: str
+    ref: str
+    languages: tuple[str, ...]
+    sample: int = 3
+    base_image: str = "debian:bookworm"
+    prove: Limits = field(default_factory=Limits)
+
+    @property
+    def dir(self) -> Path:
+        return EVALS / self.name
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.dir / "tasks"
+
+    @property
+    def answers_dir(self) -> Path:
+        return self.dir / "answers"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.dir / "runs"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.dir / "manifest.json"
+
+    @property
+    def checkout_dir(self) -> Path:
+        return STATE / "upstream" / self.name
+
+    @property
+    def build_dir(self) -> Path:
+        """Staged renders and proof stamps, one folder per task: ``.lab/build/<tier>/<task>/``."""
+        return STATE / "build" / self.name
+
+
+def load_suite(name: str) -> Suite:
+    """Read ``evals/<name>/suite.toml``. Raises ConfigError naming the file when it is missing or bad."""
+    path = EVALS / name / "suite.toml"
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such tier; tiers here: {sorted(p.parent.name for p in EVALS.glob('*/suite.toml'))}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return Suite(
+            name=name,
+            upstream=str(raw["upstream"]),
+            ref=str(raw["ref"]),
+            languages=tuple(raw["languages"]),
+            sample=int(raw.get("sample", 3)),
+            base_image=str(raw.get("base_image", "debian:bookworm")),
+            prove=Limits.parse(raw.get("prove", {}), f"{path} [prove]"),
+        )
+    except KeyError as exc:
+        raise ConfigError(f"{path}: missing setting {exc.args[0]!r}") from None

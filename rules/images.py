@@ -1,0 +1,83 @@
+"""The images lab builds: the grader image (all toolchains, offline) and one image per agent.
+
+Dockerfiles are Jinja2 templates under ``templates/images/``; the build context is that folder plus the
+host's CA bundle. After a build, each image is stamped: ``.lab/images/<name>.json`` holds its id and the
+toolchain versions also written into its labels. Downstream doit tasks depend on the stamp, so a rebuilt
+image (a new id) re-proves the tasks, while a no-change rebuild leaves the stamp, and them, alone.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rules import sandbox
+from rules.config import STATE, TEMPLATES
+from rules.files import read_json, write_json
+from rules.render import render
+
+GRADER = "lab/grader:latest"
+TRACK_ORDER = ("python", "go", "javascript", "cpp", "java", "rust")  # grader layers, steadiest first
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+
+
+def stamp_path(name: str) -> Path:
+    """Where the stamp of image ``name`` (``grader``, ``agent-<agent>``) is kept."""
+    return STATE / "images" / f"{name}.json"
+
+
+def grader_templates() -> list[Path]:
+    """Every template file the grader image is built from (its doit ``file_dep``)."""
+    return sorted(p for p in (TEMPLATES / "images").rglob("*") if p.is_file() and "agents" not in p.parts)
+
+
+def context_files() -> dict[str, bytes]:
+    """The build context: every file under ``templates/images/`` and the host's CA bundle (empty if none)."""
+    files = {p.relative_to(TEMPLATES / "images").as_posix(): p.read_bytes()
+             for p in (TEMPLATES / "images").rglob("*") if p.is_file()}
+    files["ca-certificates.crt"] = HOST_CA.read_bytes() if HOST_CA.is_file() else b""
+    return files
+
+
+def grader_dockerfile(base: str) -> str:
+    """The grader's Dockerfile text, ``FROM`` the tag ``base``."""
+    return render("images/grader.Dockerfile.j2", base=base, tracks=TRACK_ORDER)
+
+
+def build_and_stamp(name: str, tag: str, dockerfile: str, log=sys.stderr) -> dict:
+    """Build ``dockerfile`` as ``tag``, read its toolchain versions (``lab-versions`` in the image), label
+    the image with them and write the stamp ``{"image", "id", "toolchains"}``; returns the stamp.
+
+    The stamp file is rewritten only when the image id changed. Raises SandboxError on a failed build.
+    """
+    staging = f"{tag.rsplit(':', 1)[0]}:staging"
+    sandbox.build_image(staging, dockerfile, context_files(), log=log)
+    probe = sandbox.run(staging, ["lab-versions"], network="none")
+    try:
+        toolchains = json.loads(probe.output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        toolchains = {"raw": probe.output[-500:]}
+    labels = {"lab.toolchains": json.dumps(toolchains, sort_keys=True)}
+    image = sandbox.build_image(tag, f"FROM {staging}\n", {}, labels=labels, log=log)
+    stamp = {"image": tag, "id": image, "toolchains": toolchains}
+    write_json(stamp_path(name), stamp, only_if_changed=True)
+    return stamp
+
+
+def build_grader(base_image: str, log=sys.stderr) -> dict:
+    """Build the grader image from the Debian image ``base_image`` (pulled, or bootstrapped locally) and
+    stamp it. Returns the stamp. Raises SandboxError."""
+    base = sandbox.ensure_base_image(base_image, log=log)
+    return build_and_stamp("grader", GRADER, grader_dockerfile(base), log=log)
+
+
+def stamp_current(name: str) -> bool:
+    """True when the stamp of image ``name`` exists and the engine still has that exact image (doit's
+    ``uptodate`` check: a removed image is rebuilt)."""
+    stamp = read_json(stamp_path(name))
+    if not stamp:
+        return False
+    try:
+        return sandbox.image_id(stamp["image"]) == stamp["id"]
+    except sandbox.SandboxError:
+        return False

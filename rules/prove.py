@@ -1,0 +1,128 @@
+"""Proving a task before it is kept: the reference solution must pass ``check.sh`` and the untouched stub
+is graded too.
+
+Statuses: ``kept`` (reference passes, stub fails), ``free`` (both pass: a refactoring exercise whose stub
+passes by design; kept but flagged), ``rejected`` (with a reason: the reference fails, runs no tests, or
+times out; or the exercise is malformed and could not be rendered).
+
+``python -m rules.prove UPSTREAM TRACK [SLUG ...]`` proves exercises straight from an upstream checkout,
+outside doit, and prints one line each: a tool for working on a track's templates.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rules.config import Limits
+from rules.files import write_atomic
+from rules.grade import Grade, grade
+
+PROOF_FORMAT = 1
+CACHE_VOLUME = "lab-cache-prove"
+
+
+def lay_work_tree(task_dir: Path, work_tree: Path, answer_dir: Path | None = None) -> None:
+    """Run the task's ``setup.sh`` into ``work_tree``; then lay the reference solution from ``answer_dir``
+    over it when given. Raises RuntimeError with setup.sh's output when it fails."""
+    proc = subprocess.run(["sh", str(Path(task_dir) / "setup.sh"), str(work_tree)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"setup.sh failed ({proc.returncode}): {proc.stderr.strip()[:2000]}")
+    if answer_dir is not None:
+        for p in sorted(Path(answer_dir).rglob("*")):
+            if p.is_file():
+                dst = Path(work_tree) / p.relative_to(answer_dir)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(dst, p.read_bytes(), p.stat().st_mode & 0o777)
+
+
+def _reason(g: Grade) -> str:
+    if g.timed_out:
+        return "timeout: the reference solution's tests did not finish in time"
+    if g.oom_killed:
+        return "reference fails: out of memory"
+    if g.ran == 0:
+        return "reference ran no tests" if g.exit_code is not None else "reference fails"
+    return f"reference fails: {g.failed_tests} of {g.ran} tests failed"
+
+
+def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
+          cache_volume: str = CACHE_VOLUME, log_dir: Path | None = None) -> dict:
+    """Prove one rendered task. Returns the proof record (see evals/README.md, "proof"):
+    ``{"version", "task", "language", "exercise", "status", "reason", "reference", "stub", "seconds"}``.
+
+    ``meta`` is the task's ``task.json``. The reference is graded first; the stub only when the reference
+    passes. Raises SandboxError (an infrastructure problem, not a property of the task).
+    """
+    start = time.monotonic()
+    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
+              "exercise": meta["exercise"], "status": "rejected", "reason": "", "reference": None, "stub": None}
+    with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
+        ref_tree = Path(tmp) / "reference"
+        lay_work_tree(task_dir, ref_tree, answer_dir)
+        ref = grade(task_dir, ref_tree, image=image, limits=limits, cache_volume=cache_volume,
+                    log_path=log_dir / "reference.log" if log_dir else None)
+        record["reference"] = ref.to_json()
+        if not ref.passed:
+            record["reason"] = _reason(ref)
+        else:
+            stub_tree = Path(tmp) / "stub"
+            lay_work_tree(task_dir, stub_tree)
+            stub = grade(task_dir, stub_tree, image=image, limits=limits, cache_volume=cache_volume,
+                         log_path=log_dir / "stub.log" if log_dir else None)
+            record["stub"] = stub.to_json()
+            if stub.passed:
+                record["status"], record["reason"] = "free", "the untouched stub passes its tests"
+            else:
+                record["status"] = "kept"
+    record["seconds"] = round(time.monotonic() - start, 3)
+    return record
+
+
+def _main(argv: list[str]) -> int:
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rules import aider, images
+    from rules.config import load_suite
+
+    if len(argv) < 2:
+        print("usage: python -m rules.prove UPSTREAM_DIR TRACK [SLUG ...]", file=sys.stderr)
+        return 2
+    upstream, track, slugs = Path(argv[0]), argv[1], set(argv[2:])
+    suite = load_suite("aider")
+    exercises = [e for e in aider.discover(upstream, [track]) if not slugs or e.slug in slugs]
+    out_dir = Path(tempfile.mkdtemp(prefix=f"lab-prove-{track}-"))
+
+    def one(ex):
+        t0 = time.monotonic()
+        try:
+            r = aider.render(ex)
+        except aider.ExerciseError as exc:
+            return ex.task, "rejected", str(exc), 0, 0.0
+        base = out_dir / ex.task
+        for rel, (data, mode) in r.task_files.items():
+            write_atomic(base / "task" / rel, data, mode)
+        for rel, (data, mode) in r.answer_files.items():
+            write_atomic(base / "answer" / rel, data, mode)
+        rec = prove(base / "task", base / "answer", image=images.GRADER, limits=suite.prove, meta=r.meta,
+                    log_dir=base)
+        write_atomic(base / "proof.json", json.dumps(rec, indent=2))
+        ran = (rec["reference"] or {}).get("ran", 0)
+        return ex.task, rec["status"], rec["reason"], ran, time.monotonic() - t0
+
+    t0 = time.monotonic()
+    counts: dict[str, int] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for task, status, reason, ran, secs in pool.map(one, exercises):
+            counts[status] = counts.get(status, 0) + 1
+            print(f"{task:45} {status:9} tests={ran:<4} {secs:6.1f}s {reason}", flush=True)
+    print(f"{counts} in {time.monotonic() - t0:.0f}s; logs under {out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

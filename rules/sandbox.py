@@ -1,0 +1,281 @@
+"""Where containers run: the one module that talks to Docker (through the Docker SDK).
+
+Everything else in lab asks for an image, or to run a command in a container with some folders mounted and
+some limits, and gets back a ``RunResult``. A later backend (a cluster) only has to offer the same few
+functions: ``ensure_base_image``, ``build_image``, ``image_id``, ``run`` and ``cleanup``.
+
+Errors: ``SandboxError`` for anything the engine refused or could not do (no engine, missing image, failed
+build). Its message names the thing and the fix. A command that fails *inside* a container is not an error:
+it is a ``RunResult`` with a non-zero exit code.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import LogConfig, Mount as DockerMount
+
+from rules.config import Limits
+
+LABEL = "lab"  # every container lab starts carries this label, with the owner's pid in lab.pid
+OUTPUT_CAP = 64 * 1024  # bytes of a container's output kept in a RunResult: the first half and the last half
+
+
+class SandboxError(Exception):
+    """The container engine could not do what was asked; the message says what to do about it."""
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A folder (``kind="bind"``, ``source`` an absolute host path) or a named volume (``kind="volume"``)
+    mounted at ``target`` in the container."""
+
+    source: str
+    target: str
+    read_only: bool = False
+    kind: str = "bind"
+
+
+@dataclass
+class RunResult:
+    """What a container did: exit code (None when it was killed for its timeout), its combined stdout and
+    stderr (capped at ``OUTPUT_CAP`` bytes, the middle elided), wall-clock seconds, and flags."""
+
+    exit_code: int | None
+    output: str
+    seconds: float
+    timed_out: bool = False
+    oom_killed: bool = False
+    output_bytes: int = 0  # how much the container wrote in all, before the cap
+    image_id: str = ""
+
+
+_client = None
+
+
+def client() -> docker.DockerClient:
+    """The Docker client from the environment (``DOCKER_HOST`` or the local socket).
+
+    Raises SandboxError when no engine answers.
+    """
+    global _client
+    if _client is None:
+        try:
+            c = docker.from_env(timeout=300)
+            c.ping()
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise SandboxError(
+                f"no Docker engine answers ({exc}). Start one (`dockerd >/tmp/dockerd.log 2>&1 &`, "
+                "or `bash .ci/run` installs and starts it) or set DOCKER_HOST."
+            ) from None
+        _client = c
+    return _client
+
+
+def image_id(name: str) -> str | None:
+    """The local image id (``sha256:…``) of ``name``, or None when the engine has no such image."""
+    try:
+        return client().images.get(name).id
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def image_labels(name: str) -> dict[str, str]:
+    """The labels of the local image ``name``; raises SandboxError when it is missing."""
+    try:
+        return dict(client().images.get(name).labels or {})
+    except docker.errors.ImageNotFound:
+        raise SandboxError(f"image {name!r} is missing; build it with `doit image`") from None
+
+
+def ensure_base_image(name: str, log=sys.stderr) -> str:
+    """Make sure the Debian image ``name`` (e.g. ``debian:bookworm``) exists locally and return the tag to
+    build ``FROM``.
+
+    Order: the local image; a ``docker pull``; else a local bootstrap (``debootstrap --variant=minbase
+    <suite>`` imported with ``docker import``) tagged ``lab/base:<suite>``, whose tag is returned. The
+    bootstrap needs root and the ``debootstrap`` package. Raises SandboxError when all three fail.
+    """
+    if image_id(name):
+        return name
+    try:
+        print(f"pulling {name} ...", file=log, flush=True)
+        client().images.pull(name)
+        return name
+    except docker.errors.APIError as exc:
+        print(f"cannot pull {name} ({str(exc).splitlines()[0][:160]}); bootstrapping it locally", file=log, flush=True)
+    suite = name.rsplit(":", 1)[-1] if ":" in name else "bookworm"
+    local = f"lab/base:{suite}"
+    if image_id(local):
+        return local
+    if not shutil.which("debootstrap"):
+        raise SandboxError(
+            f"base image {name!r} cannot be pulled and `debootstrap` is not installed to build it locally: "
+            "`apt-get install -y debootstrap`, or set base_image in evals/<tier>/suite.toml to an image you have"
+        )
+    with tempfile.TemporaryDirectory(prefix="lab-rootfs-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        proc = subprocess.run(
+            ["debootstrap", "--variant=minbase", suite, str(rootfs)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        if proc.returncode != 0:
+            raise SandboxError(f"debootstrap {suite} failed:\n{proc.stdout[-3000:]}")
+        tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
+        imp = subprocess.run(["docker", "import", "-", local], stdin=tar.stdout, capture_output=True, text=True)
+        tar.wait()
+        if imp.returncode != 0 or tar.returncode != 0:
+            raise SandboxError(f"docker import of the bootstrapped {suite} failed: {imp.stderr.strip()}")
+    return local
+
+
+def build_image(tag: str, dockerfile: str, files: dict[str, bytes] | None = None,
+                buildargs: dict[str, str] | None = None, labels: dict[str, str] | None = None,
+                log=sys.stderr) -> str:
+    """Build ``dockerfile`` (its text) with ``files`` (path in the context → content) as the build context,
+    tag it ``tag`` and return the image id. Builds use host networking (no bridge network is needed).
+
+    Progress lines go to ``log``. Raises SandboxError with the tail of the build log when a step fails.
+    """
+    with tempfile.TemporaryDirectory(prefix="lab-build-") as ctx:
+        Path(ctx, "Dockerfile").write_text(dockerfile, encoding="utf-8")
+        for rel, data in (files or {}).items():
+            p = Path(ctx, rel)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        tail: list[str] = []
+        image = None
+        try:
+            stream = client().api.build(path=ctx, tag=tag, network_mode="host", rm=True, forcerm=True,
+                                        buildargs=buildargs or {}, labels=labels or {}, decode=True)
+            for chunk in stream:
+                if "error" in chunk:
+                    raise SandboxError(f"building {tag} failed: {chunk['error'].strip()}\n" + "".join(tail[-40:]))
+                text = chunk.get("stream", "")
+                if text:
+                    tail.append(text)
+                    del tail[:-200]
+                    if text.startswith("Step "):
+                        print(f"[{tag}] {text.strip()[:150]}", file=log, flush=True)
+                if "aux" in chunk and "ID" in chunk["aux"]:
+                    image = chunk["aux"]["ID"]
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"building {tag} failed: {exc}") from None
+    return image or image_id(tag) or ""
+
+
+def _cap(data: bytes, cap: int = OUTPUT_CAP) -> str:
+    if len(data) > cap:
+        half = cap // 2
+        data = data[:half] + f"\n[... {len(data) - cap} bytes elided by lab ...]\n".encode() + data[-half:]
+    return data.decode("utf-8", errors="replace")
+
+
+def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
+        network: str = "none", limits: Limits = Limits(), workdir: str | None = None,
+        labels: dict[str, str] | None = None, user: str | None = None, log_path: Path | None = None) -> RunResult:
+    """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
+
+    ``network`` is a Docker network mode ("none", "host"). ``limits`` caps CPUs, memory (no swap), processes
+    and wall-clock seconds; at the timeout the whole container is killed (every process in it), and the
+    result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk; the
+    result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
+
+    Raises SandboxError when the image is missing or the container cannot be created or started.
+    """
+    c = client()
+    all_labels = {LABEL: "1", f"{LABEL}.pid": str(os.getpid()), **(labels or {})}
+    docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
+                     for m in mounts]
+    try:
+        container = c.containers.create(
+            image, command, detach=True, environment=env or {}, network_mode=network, mounts=docker_mounts,
+            working_dir=workdir, labels=all_labels, user=user,
+            nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
+            pids_limit=limits.pids, log_config=LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}),
+        )
+    except docker.errors.ImageNotFound:
+        raise SandboxError(f"image {image!r} is missing; build it with `doit image`") from None
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"cannot create a container of {image!r}: {exc}") from None
+    start = time.monotonic()
+    timed_out = False
+    exit_code: int | None = None
+    try:
+        try:
+            container.start()
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"cannot start a container of {image!r}: {exc}") from None
+        try:
+            exit_code = int(container.wait(timeout=limits.timeout)["StatusCode"])
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            timed_out = True
+            try:
+                container.kill()
+            except docker.errors.APIError:
+                pass
+            container.wait(timeout=60)
+        seconds = time.monotonic() - start
+        raw = container.logs(stdout=True, stderr=True) or b""
+        container.reload()
+        oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+        result = RunResult(exit_code=None if timed_out else exit_code, output=_cap(raw), seconds=seconds,
+                           timed_out=timed_out, oom_killed=oom, output_bytes=len(raw),
+                           image_id=container.attrs.get("Image", ""))
+    finally:
+        try:
+            container.remove(force=True)
+        except docker.errors.APIError:
+            pass
+    if log_path is not None:
+        from rules.files import write_atomic
+        write_atomic(log_path, result.output)
+    return result
+
+
+def cleanup(only_dead_owners: bool = True) -> int:
+    """Remove containers lab started whose owning process is gone (a killed run leaves some behind); with
+    ``only_dead_owners=False`` remove every lab container. Returns how many were removed."""
+    removed = 0
+    for cont in client().containers.list(all=True, filters={"label": LABEL}):
+        pid = cont.labels.get(f"{LABEL}.pid", "")
+        if only_dead_owners and pid.isdigit() and _alive(int(pid)):
+            continue
+        try:
+            cont.remove(force=True)
+            removed += 1
+        except docker.errors.APIError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def volume(name: str) -> str:
+    """Make sure the named volume exists (for build caches shared across containers) and return its name."""
+    try:
+        client().volumes.get(name)
+    except docker.errors.NotFound:
+        client().volumes.create(name, labels={LABEL: "1"})
+    return name

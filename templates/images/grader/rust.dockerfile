@@ -1,0 +1,1 @@
+RUN apt-get update && apt-get install -y --no-install-recommends rustc-web cargo-web && rm -rf /var/lib/apt/lists/*
