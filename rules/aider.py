@@ -16,7 +16,7 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rules.render import render as render_template, template_files
+from rules.render import template_files
 
 TIER = "aider"
 TASK_FORMAT = 1  # version of task.json; bump when its fields change meaning
@@ -171,6 +171,8 @@ def render(ex: Exercise) -> Rendered:
     solution laid at its work-tree paths. Raises ExerciseError (malformed exercise: missing or invalid
     config.json, missing files, no instructions).
     """
+    from rules.render import render as render_template
+
     track = TRACKS[ex.track]
     files = _config(ex)
     solution, tests, example = files["solution"], files["test"], files["example"]

@@ -8,6 +8,7 @@ image (a new id) re-proves the tasks, while a no-change rebuild leaves the stamp
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -16,8 +17,10 @@ from rules.config import STATE, TEMPLATES
 from rules.files import read_json, write_json
 from rules.render import render
 
-GRADER = "lab/grader:latest"
-TRACK_ORDER = ("python", "go", "javascript", "cpp", "java", "rust")  # grader layers, steadiest first
+# LAB_GRADER_IMAGE and LAB_GRADER_TRACKS (comma-separated) are for working on one track's image alone
+GRADER = os.environ.get("LAB_GRADER_IMAGE", "lab/grader:latest")
+TRACK_ORDER = tuple(t for t in ("python", "go", "javascript", "cpp", "java", "rust")  # grader layers, steadiest first
+                    if t in os.environ.get("LAB_GRADER_TRACKS", t).split(","))
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 
 
@@ -71,6 +74,12 @@ def build_grader(base_image: str, log=sys.stderr) -> dict:
     return build_and_stamp("grader", GRADER, grader_dockerfile(base), log=log)
 
 
+def build_agent(agent, log=sys.stderr) -> dict:
+    """Build the image of ``agent`` (a ``rules.agents.Agent``) ``FROM`` the grader image ``GRADER`` and stamp it
+    as ``agent-<name>``. Returns the stamp. Raises SandboxError (failed build) or AgentError (no template)."""
+    return build_and_stamp(agent.stamp_name, agent.tag(GRADER), agent.dockerfile(GRADER), log=log)
+
+
 def stamp_current(name: str) -> bool:
     """True when the stamp of image ``name`` exists and the engine still has that exact image (doit's
     ``uptodate`` check: a removed image is rebuilt)."""
@@ -78,6 +87,6 @@ def stamp_current(name: str) -> bool:
     if not stamp:
         return False
     try:
-        return sandbox.image_id(stamp["image"]) == stamp["id"]
+        return sandbox.image_id_quick(stamp["image"]) == stamp["id"]
     except sandbox.SandboxError:
         return False

@@ -6,18 +6,18 @@ import shlex
 from functools import lru_cache
 from pathlib import Path
 
-import jinja2
-
 from rules.config import TEMPLATES
 
 
 @lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
+def environment():
     """A Jinja2 environment loading from ``templates/``; an undefined variable is an error, not ''.
 
     Filters: ``q`` quotes a string for POSIX shells; ``dirname`` is the folder of a relative path ('.' at
     the top).
     """
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,

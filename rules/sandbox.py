@@ -23,12 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-import docker
-import docker.errors
-import requests.exceptions
-from docker.types import LogConfig, Mount as DockerMount
-
 from rules.config import Limits
+
+# The Docker SDK is imported on first use (it costs a quarter second): doit's no-op runs never need it.
+docker = None
+
+
+def _sdk():
+    global docker
+    if docker is None:
+        import docker as sdk
+        import docker.errors  # noqa: F401
+        import docker.types  # noqa: F401
+        docker = sdk
+    return docker
 
 LABEL = "lab"  # every container lab starts carries this label, with the owner's pid in lab.pid
 OUTPUT_CAP = 64 * 1024  # bytes of a container's output kept in a RunResult: the first half and the last half
@@ -66,13 +74,16 @@ class RunResult:
 _client = None
 
 
-def client() -> docker.DockerClient:
+def client():
     """The Docker client from the environment (``DOCKER_HOST`` or the local socket).
 
     Raises SandboxError when no engine answers.
     """
     global _client
     if _client is None:
+        import requests.exceptions
+
+        _sdk()
         try:
             c = docker.from_env(timeout=300)
             c.ping()
@@ -91,6 +102,16 @@ def image_id(name: str) -> str | None:
         return client().images.get(name).id
     except docker.errors.ImageNotFound:
         return None
+
+
+def image_id_quick(name: str) -> str | None:
+    """Like ``image_id`` but through the ``docker`` CLI when it is installed (35 ms instead of the SDK's
+    import): for doit's up-to-date checks, which run on every command."""
+    cli = shutil.which("docker")
+    if not cli or os.environ.get("DOCKER_HOST", "").startswith("ssh"):
+        return image_id(name)
+    proc = subprocess.run([cli, "image", "inspect", "-f", "{{.Id}}", name], capture_output=True, text=True)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
 def image_labels(name: str) -> dict[str, str]:
@@ -196,7 +217,10 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 
     Raises SandboxError when the image is missing or the container cannot be created or started.
     """
+    import requests.exceptions
+
     c = client()
+    LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
     all_labels = {LABEL: "1", f"{LABEL}.pid": str(os.getpid()), **(labels or {})}
     docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
                      for m in mounts]

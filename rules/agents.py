@@ -1,0 +1,289 @@
+"""Agents: their definitions (``evals/agents.toml``), their images, and how a trial invokes one.
+
+An agent is a few lines of TOML (see the comment at the top of ``evals/agents.toml``): an image (a Dockerfile
+template built ``FROM`` the grader image), a command line with placeholders, the names of the environment
+variables passed through (their values are read at run time and never written to disk), a network mode and
+limits. This module parses and checks definitions, renders the command and the Dockerfile, and reads the
+tokens and cost an agent reports. It knows nothing of Docker or doit.
+
+Inside the agent's container (the only things mounted):
+  ``/work``               the work tree, read-write (the working directory)
+  ``/lab/in/prompt.txt``  the prompt of this try, read-only
+  ``/lab/out/``           an empty private folder, read-write: ``usage.json`` there reports usage
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits
+
+AGENTS_FILE = EVALS / "agents.toml"
+DEFINITION_FORMAT = 1  # bump when the meaning of a definition's fields changes: every trial is redone
+WORK = "/work"
+IN_DIR = "/lab/in"
+PROMPT = f"{IN_DIR}/prompt.txt"
+OUT_DIR = "/lab/out"
+USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
+NETWORKS = ("none", "bridge", "host")
+FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build")
+REQUIRED = ("image", "command")
+NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try)\}")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_GRADER = "lab/grader:latest"
+
+
+class AgentError(ConfigError):
+    """An agent is unknown, badly defined or cannot run here; the message lists what is known or needed."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent definition.
+
+    ``image`` names the Dockerfile template (a bare name: ``templates/images/agents/<name>.Dockerfile.j2``; a
+    path with a ``/``: relative to the project root); ``command`` is the exec-form command with placeholders;
+    ``env`` / ``env_optional`` are names passed through from the caller's environment, ``env_set`` fixed
+    values; ``network`` a Docker network mode; ``limits`` the container's limits (``timeout``: seconds per
+    try); ``usage`` the name of an output parser in ``USAGE_PARSERS`` (or None); ``build`` extra variables
+    for the Dockerfile template.
+    """
+
+    name: str
+    image: str
+    command: tuple[str, ...]
+    env: tuple[str, ...] = ()
+    env_optional: tuple[str, ...] = ()
+    env_set: tuple[tuple[str, str], ...] = ()
+    network: str = "none"
+    limits: Limits = field(default_factory=Limits)
+    usage: str | None = None
+    build: tuple[tuple[str, str], ...] = ()
+
+    def definition(self) -> dict:
+        """The definition as plain JSON data (what the agent's stamp file holds): names, never env values."""
+        return {
+            "format": DEFINITION_FORMAT, "name": self.name, "image": self.image, "command": list(self.command),
+            "env": list(self.env), "env_optional": list(self.env_optional), "env_set": dict(self.env_set),
+            "network": self.network, "usage": self.usage, "build": dict(self.build),
+            "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory, "pids": self.limits.pids,
+                       "timeout": self.limits.timeout},
+        }
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 (hex) of the definition: a trial records it, and a trial of another digest is stale."""
+        return hashlib.sha256(json.dumps(self.definition(), sort_keys=True).encode()).hexdigest()
+
+    @property
+    def stamp_name(self) -> str:
+        """The image stamp's name (``.lab/images/agent-<name>.json``)."""
+        return f"agent-{self.name}"
+
+    def template_path(self) -> Path:
+        """The Dockerfile template's file. Raises AgentError when it does not exist."""
+        path = (ROOT / self.image) if "/" in self.image else TEMPLATES / "images" / "agents" / f"{self.image}.Dockerfile.j2"
+        if not path.is_file():
+            known = sorted(p.name.removesuffix(".Dockerfile.j2") for p in (TEMPLATES / "images" / "agents").glob("*.Dockerfile.j2"))
+            raise AgentError(f"agent {self.name!r}: image template {path} does not exist; "
+                             f"built-in images: {', '.join(known)} (or give a path relative to {ROOT})")
+        return path
+
+    def dockerfile(self, grader: str) -> str:
+        """The agent image's Dockerfile text, ``FROM`` the grader image tag ``grader``."""
+        from rules.render import environment
+        text = self.template_path().read_text(encoding="utf-8")
+        return environment().from_string(text).render(grader=grader, agent=self.name, **dict(self.build))
+
+    def tag(self, grader: str = DEFAULT_GRADER) -> str:
+        """The agent image's tag: ``lab/agent-<name>:latest`` on the default grader image; on another grader
+        image (``LAB_GRADER_IMAGE``) a tag naming it, so the two never overwrite each other."""
+        if grader == DEFAULT_GRADER:
+            return f"lab/agent-{self.name}:latest"
+        return f"lab/agent-{self.name}:on-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", grader).strip("-.")[:100]
+
+    def argv(self, files: list[str], try_no: int = 1) -> list[str]:
+        """The command with its placeholders filled (see ``evals/agents.toml``): ``{files}`` alone becomes one
+        argument per file, inside a longer string a shell-quoted list."""
+        values = {"prompt": PROMPT, "work": WORK, "out": OUT_DIR, "try": str(try_no),
+                  "files": " ".join(shlex.quote(f) for f in files)}
+        out: list[str] = []
+        for arg in self.command:
+            if arg == "{files}":
+                out += list(files)
+            else:
+                out.append(PLACEHOLDER.sub(lambda m: values[m.group(1)], arg))
+        return out
+
+    def missing_env(self, environ: Mapping[str, str] = os.environ) -> list[str]:
+        """The required variables that are not set (or empty) in ``environ``."""
+        return [n for n in self.env if not environ.get(n)]
+
+    def environment(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+        """The container's environment: ``env_set``, then the passed-through variables from ``environ``.
+
+        Raises AgentError naming every missing required variable.
+        """
+        missing = self.missing_env(environ)
+        if missing:
+            raise AgentError(
+                f"agent {self.name!r} needs the environment variable(s) {', '.join(missing)}: set them in the "
+                f"shell that runs doit (passed through: {', '.join(self.env + self.env_optional)})")
+        out = dict(self.env_set)
+        out.update({n: environ[n] for n in self.env + self.env_optional if environ.get(n)})
+        return out
+
+
+def _strings(value, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AgentError(f"{where}: must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _table(value, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float, bool)) for v in value.values()):
+        raise AgentError(f"{where}: must be a table of names to strings, got {value!r}")
+    return tuple(sorted((str(k), str(v)) for k, v in value.items()))
+
+
+def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent:
+    """Build an Agent from its TOML table ``raw``. Raises AgentError naming the file, the agent and the field
+    (unknown fields, missing ``image``/``command``, bad network, limits, env names or usage parser)."""
+    at = f"{where} [{name}]"
+    if not NAME.match(name):
+        raise AgentError(f"{at}: agent names are lower-case letters, digits, '-', '_' and '.'")
+    if not isinstance(raw, dict):
+        raise AgentError(f"{at}: must be a table")
+    unknown = sorted(set(raw) - set(FIELDS))
+    if unknown:
+        raise AgentError(f"{at}: unknown field(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}")
+    missing = [f for f in REQUIRED if f not in raw]
+    if missing:
+        raise AgentError(f"{at}: missing field(s) {', '.join(missing)}; required: {', '.join(REQUIRED)}")
+    if not isinstance(raw["image"], str) or not raw["image"]:
+        raise AgentError(f"{at}: image must be a template name such as \"noop\" or a path")
+    command = _strings(raw["command"], f"{at} command")
+    if not command:
+        raise AgentError(f"{at}: command must not be empty")
+    env = _strings(raw.get("env", []), f"{at} env")
+    env_optional = _strings(raw.get("env_optional", []), f"{at} env_optional")
+    bad = [n for n in env + env_optional if not ENV_NAME.match(n)]
+    if bad:
+        raise AgentError(f"{at}: not environment variable names: {', '.join(bad)} (env lists names; values are "
+                         "read from the shell that runs doit)")
+    network = raw.get("network", "none")
+    if network not in NETWORKS:
+        raise AgentError(f"{at}: network {network!r} is not one of {', '.join(NETWORKS)}")
+    usage = raw.get("usage")
+    if usage is not None and usage not in USAGE_PARSERS:
+        raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(sorted(USAGE_PARSERS))}")
+    if not isinstance(raw.get("limits", {}), dict):
+        raise AgentError(f"{at}: limits must be a table ([{name}.limits])")
+    try:
+        limits = Limits.parse(raw.get("limits", {}), f"{at} limits")
+    except ConfigError as exc:
+        raise AgentError(str(exc)) from None
+    if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0:
+        raise AgentError(f"{at} limits: cpus, memory, pids and timeout must be positive")
+    return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
+                 env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
+                 usage=usage, build=_table(raw.get("build", {}), f"{at} build"))
+
+
+def load_agents(path: Path | None = None) -> dict[str, Agent]:
+    """Every agent defined in ``path`` (default ``evals/agents.toml``), by name. Raises AgentError when the
+    file is missing, is not TOML, or defines an agent badly."""
+    path = Path(path or AGENTS_FILE)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AgentError(f"{path}: no agent definitions file; lab ships evals/agents.toml with noop and aider") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise AgentError(f"{path}: not valid TOML: {exc}") from None
+    return {name: parse_agent(name, table, str(path)) for name, table in raw.items()}
+
+
+def get_agent(name: str | None, path: Path | None = None) -> Agent:
+    """The agent called ``name``. Raises AgentError listing the known agents when there is none."""
+    agents = load_agents(path)
+    if name not in agents:
+        what = "no agent given (agent=NAME)" if not name else f"unknown agent {name!r}"
+        raise AgentError(f"{what}; agents defined in {Path(path or AGENTS_FILE)}: {', '.join(sorted(agents)) or 'none'}")
+    return agents[name]
+
+
+# ---- usage: tokens and cost ----
+
+_TOKENS = re.compile(r"^Tokens: (.*)$", re.M)
+_COUNT = re.compile(r"([\d.]+)([kKmM]?) (sent|received)")
+_SESSION_COST = re.compile(r"Cost: \$([\d.]+) message, \$([\d.]+) session")
+_SCALE = {"": 1, "k": 1_000, "K": 1_000, "m": 1_000_000, "M": 1_000_000}
+
+
+def aider_usage(output: str) -> dict | None:
+    """Tokens and cost from aider's output lines ``Tokens: 2.3k sent, 120 received. Cost: $0.01 message,
+    $0.02 session.``: tokens summed over the lines (aider rounds them: 2.3k → 2300), cost the last session
+    total (USD). None when aider printed no such line."""
+    lines = _TOKENS.findall(output)
+    if not lines:
+        return None
+    sent = received = 0
+    for line in lines:
+        for number, unit, kind in _COUNT.findall(line):
+            value = round(float(number) * _SCALE[unit])
+            if kind == "sent":
+                sent += value
+            else:
+                received += value
+    costs = _SESSION_COST.findall(output)
+    return {"tokens_sent": sent, "tokens_received": received, "cost": float(costs[-1][1]) if costs else None}
+
+
+USAGE_PARSERS: dict[str, Callable[[str], dict | None]] = {"aider": aider_usage}
+
+
+def read_usage_file(path: Path) -> dict | None:
+    """The usage an agent wrote to ``/lab/out/usage.json``: ``{"tokens_sent", "tokens_received", "cost"}``
+    (numbers; missing keys None). None when the file is absent, too big or not such an object."""
+    try:
+        if path.stat().st_size > 64 * 1024:
+            return None
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    out = {}
+    for key in ("tokens_sent", "tokens_received", "cost"):
+        value = raw.get(key)
+        out[key] = value if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+    return out if any(v is not None for v in out.values()) else None
+
+
+def try_usage(agent: Agent, output: str, usage_file: Path) -> dict | None:
+    """One try's usage: the agent's ``usage.json`` when it wrote one, else its output parser's reading."""
+    found = read_usage_file(usage_file)
+    if found is None and agent.usage:
+        found = USAGE_PARSERS[agent.usage](output)
+    return found
+
+
+def add_usage(total: dict | None, more: dict | None) -> dict | None:
+    """Sum two usage records field by field (a field unknown in both stays None)."""
+    if more is None:
+        return total
+    if total is None:
+        return dict(more)
+    out = {}
+    for key in ("tokens_sent", "tokens_received", "cost"):
+        a, b = total.get(key), more.get(key)
+        out[key] = None if a is None and b is None else (a or 0) + (b or 0)
+    return out

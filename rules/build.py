@@ -1,0 +1,168 @@
+"""Building a tier: stage each rendered task, prove it, publish the kept ones with a manifest.
+
+Tier-agnostic: a tier module (``rules.aider``) supplies ``discover``/``render``; this module does the
+rest. Layout under ``.lab/build/<tier>/<task>/``: ``task/`` and ``answer/`` (the staged render),
+``render.json`` (digest of the render, or the reason it failed), ``proof.json`` (the proof record) and
+``logs/``. Publishing copies kept (and free) tasks to ``evals/<tier>/tasks/`` and their reference
+solutions to ``evals/<tier>/answers/``, removes the others, and writes ``evals/<tier>/manifest.json``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from rules.config import Limits, Suite
+from rules.files import read_json, replace_tree, write_if_changed, write_json
+
+MANIFEST_FORMAT = 1
+
+
+def stage(build: Path, files: dict[str, tuple[bytes, int]] | None, answers: dict[str, tuple[bytes, int]] | None,
+          error: str | None, meta: dict) -> bool:
+    """Write one render into ``build`` (``.lab/build/<tier>/<task>``): ``task/`` and ``answer/`` hold exactly
+    ``files`` and ``answers`` (path → (content, mode)); unchanged files are not rewritten, stale ones are
+    removed. ``render.json`` records the digests, or ``error`` when the exercise could not be rendered.
+    Returns True when ``render.json`` changed (the task must be proved again)."""
+    digests: dict[str, dict[str, str]] = {}
+    for sub, content in (("task", files), ("answer", answers)):
+        root = build / sub
+        if content is None:
+            shutil.rmtree(root, ignore_errors=True)
+            continue
+        for rel, (data, mode) in content.items():
+            write_if_changed(root / rel, data, mode)
+        for p in sorted(root.rglob("*"), reverse=True):
+            rel = p.relative_to(root).as_posix()
+            if p.is_file() and rel not in content:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+        from rules.files import sha256_bytes
+        digests[sub] = {rel: f"{sha256_bytes(data)}:{mode:o}" for rel, (data, mode) in sorted(content.items())}
+    record = {"meta": meta, "error": error, "digests": digests}
+    return write_json(build / "render.json", record, only_if_changed=True)
+
+
+def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
+    """Prove the staged task in ``build`` and write ``proof.json`` atomically; returns the proof record.
+
+    A render that failed becomes a ``rejected`` proof with the render's reason, without any container.
+    Raises SandboxError on an infrastructure problem (then no proof is written, and the next run retries).
+    """
+    from rules.prove import PROOF_FORMAT, prove
+
+    render = read_json(build / "render.json")
+    meta = render["meta"]
+    if render.get("error"):
+        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
+                  "exercise": meta["exercise"], "status": "rejected", "reason": render["error"],
+                  "reference": None, "stub": None, "seconds": 0.0}
+    else:
+        record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta,
+                       log_dir=build / "logs")
+    write_json(build / "proof.json", record)
+    return record
+
+
+class Progress:
+    """Prints ``[prove 12/40] task: status (s) | kept K, free F, rejected R | elapsed, ETA`` as proofs finish.
+
+    ``total`` is how many proofs this run expects to make. Shared by the worker threads of one doit run.
+    """
+
+    def __init__(self, total: int, out=sys.stderr):
+        self.total, self.out, self.start, self.counts = total, out, time.monotonic(), Counter()
+
+    def done(self, record: dict) -> None:
+        self.counts[record["status"]] += 1
+        n = sum(self.counts.values())
+        elapsed = time.monotonic() - self.start
+        left = max(self.total - n, 0)
+        eta = f", ~{elapsed / n * left:.0f}s left" if n and left else ""
+        tally = ", ".join(f"{k} {self.counts[k]}" for k in ("kept", "free", "rejected") if self.counts[k])
+        reason = f" ({record['reason']})" if record["status"] == "rejected" else ""
+        print(f"[prove {n}/{max(self.total, n)}] {record['task']}: {record['status']}{reason} "
+              f"in {record.get('seconds', 0):.1f}s | {tally} | {elapsed:.0f}s elapsed{eta}",
+              file=self.out, flush=True)
+
+
+def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dict | None = None) -> dict:
+    """Publish the proven tasks among ``tasks`` (every task of the tier that still exists upstream) and write
+    the manifest; returns it.
+
+    Kept and free tasks (free only when not ``strict``) are copied to ``evals/<tier>/tasks/<task>/`` with
+    their reference solution in ``evals/<tier>/answers/<task>/``; a task folder whose content is unchanged
+    is left alone. Every other folder there is removed. Tasks not yet proven are listed with status
+    ``unproven``.
+    """
+    entries = []
+    published: set[str] = set()
+    for task in sorted(tasks):
+        build = suite.build_dir / task
+        proof = read_json(build / "proof.json")
+        render = read_json(build / "render.json") or {}
+        if proof is None:
+            meta = render.get("meta", {"task": task})
+            entries.append({"task": task, "language": meta.get("language"), "exercise": meta.get("exercise"),
+                            "status": "unproven", "reason": "not proven yet: run doit gen:<tier> with a selection that includes it"})
+            continue
+        entry = {k: proof.get(k) for k in ("task", "language", "exercise", "status", "reason", "seconds")}
+        ref, stub = proof.get("reference") or {}, proof.get("stub") or {}
+        entry["tests"] = ref.get("ran", 0)
+        entry["reference"] = {k: ref.get(k) for k in ("passed", "ran", "passed_tests", "failed_tests", "seconds")} if ref else None
+        entry["stub"] = {k: stub.get(k) for k in ("passed", "ran", "passed_tests", "failed_tests", "seconds")} if stub else None
+        keep = proof["status"] == "kept" or (proof["status"] == "free" and not strict)
+        entry["published"] = keep
+        if proof["status"] == "free" and strict:
+            entry["reason"] = "free task left out by strict=1"
+        if keep:
+            _sync(build / "task", suite.tasks_dir / task)
+            _sync(build / "answer", suite.answers_dir / task)
+            published.add(task)
+        entries.append(entry)
+    for root in (suite.tasks_dir, suite.answers_dir):
+        if root.is_dir():
+            for d in root.iterdir():
+                if d.name not in published and not d.name.startswith("."):
+                    shutil.rmtree(d) if d.is_dir() else d.unlink()
+    counts = Counter(e["status"] for e in entries)
+    by_lang: dict[str, Counter] = {}
+    for e in entries:
+        by_lang.setdefault(e["language"] or "?", Counter())[e["status"]] += 1
+    manifest = {
+        "version": MANIFEST_FORMAT, "tier": suite.name, "strict": strict, "selection": selection or {},
+        "counts": dict(sorted(counts.items())), "published": len(published),
+        "languages": {k: dict(sorted(v.items())) for k, v in sorted(by_lang.items())},
+        "tasks": entries,
+    }
+    write_json(suite.manifest_path, manifest, only_if_changed=True)
+    return manifest
+
+
+def _sync(src: Path, dst: Path) -> None:
+    """Make ``dst`` a copy of ``src`` (modes kept); a no-op when the contents already match."""
+    from rules.files import tree_digest
+
+    if dst.is_dir() and tree_digest(src) == tree_digest(dst):
+        return
+    staged = dst.with_name(f".{dst.name}.new")
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.copytree(src, staged, copy_function=shutil.copy)
+    replace_tree(staged, dst)
+
+
+def summary(manifest: dict) -> str:
+    """A few lines for the terminal: counts per language and status, and the rejections with reasons."""
+    lines = [f"tier {manifest['tier']}: " + ", ".join(f"{v} {k}" for k, v in manifest["counts"].items())
+             + f"; {manifest['published']} published"]
+    for lang, counts in manifest["languages"].items():
+        lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for e in manifest["tasks"]:
+        if e["status"] == "rejected":
+            lines.append(f"  rejected {e['task']}: {e['reason']}")
+    return "\n".join(lines)

@@ -1,0 +1,373 @@
+"""The doit task creators: the only module that imports doit.
+
+Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
+elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
+variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
+``tries=``) are read here with ``doit.get_var`` and passed to actions as arguments.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from doit import get_var
+
+from rules.config import STATE
+
+STATE.mkdir(parents=True, exist_ok=True)
+
+DOIT_CONFIG = {
+    "backend": "sqlite3",
+    "dep_file": str(STATE / "doit.sqlite3"),
+    "check_file_uptodate": "md5",
+    "default_tasks": ["report"],
+    "verbosity": 2,
+    # jobs=N runs N tasks (proofs, trials) at once; threads suffice, the work happens in containers
+    "num_process": int(get_var("jobs", os.cpu_count() or 1)),
+    "par_type": "thread",
+}
+
+# ---- pull, image, gen, prove, scenarios (the tier) ----
+
+from doit import create_after, get_var  # noqa: E402
+from doit.tools import config_changed  # noqa: E402
+
+from rules import aider  # noqa: E402
+from rules.config import Suite, load_suite  # noqa: E402
+from rules.files import read_json, write_json  # noqa: E402
+
+TIERS = {"aider": aider}  # tier name → module with discover(), select(), render(), templates_for()
+GENERATOR_VERSION = 1  # bump to re-render every task after a change the templates do not show
+
+
+def _flag(name: str) -> bool:
+    return str(get_var(name, "0")).lower() in ("1", "true", "yes", "on")
+
+
+def _upstream_settings(suite: Suite) -> tuple[str, str]:
+    """The upstream URL and ref in force: ``upstream=``/``ref=`` on the command line (remembered in
+    ``.lab/upstream/<tier>.json`` for later commands), else the remembered ones, else suite.toml's."""
+    saved_path = STATE / "upstream" / f"{suite.name}.json"
+    saved = read_json(saved_path) or {}
+    url_var, ref_var = get_var("upstream"), get_var("ref")
+    if url_var or ref_var:
+        url = url_var or saved.get("upstream") or suite.upstream
+        ref = ref_var or (saved.get("ref") if not url_var else None) or suite.ref
+        write_json(saved_path, {"upstream": url, "ref": ref}, only_if_changed=True)
+        return url, ref
+    return saved.get("upstream") or suite.upstream, saved.get("ref") or suite.ref
+
+
+def _pull(tier: str, url: str, ref: str) -> None:
+    from rules.upstream import checkout
+
+    suite = load_suite(tier)
+    commit = checkout(url, ref, suite.checkout_dir)
+    print(f"{tier}: {url} at {commit}")
+
+
+def task_pull():
+    """Clone or fetch each tier's upstream and check out its pinned ref (upstream=, ref= override)."""
+    from rules.upstream import is_current
+
+    for tier in TIERS:
+        suite = load_suite(tier)
+        url, ref = _upstream_settings(suite)
+        yield {
+            "name": tier,
+            "actions": [(_pull, [tier, url, ref])],
+            "uptodate": [lambda d=suite.checkout_dir, u=url, r=ref: is_current(d, u, r)],
+            "doc": f"check out the {tier} tier's upstream",
+        }
+
+
+def _build_grader(base_image: str) -> None:
+    from rules import images
+
+    stamp = images.build_grader(base_image)
+    print(f"grader image {stamp['image']} {stamp['id'][:19]}: {stamp['toolchains']}")
+
+
+def task_image():
+    """Build the images: ``image:grader`` (all toolchains, offline grading)."""
+    from rules import images
+
+    suite = load_suite("aider")
+    yield {
+        "name": "grader",
+        "actions": [(_build_grader, [suite.base_image])],
+        "file_dep": images.grader_templates(),
+        "targets": [images.stamp_path("grader")],
+        "uptodate": [config_changed({"base_image": suite.base_image, "tag": images.GRADER}),
+                     lambda: images.stamp_current("grader")],
+        "doc": "build the grader image",
+    }
+
+
+def _render(tier: str, checkout: str, track: str, slug: str) -> None:
+    from rules.build import stage
+
+    module, suite = TIERS[tier], load_suite(tier)
+    ex = module.Exercise(track, slug, Path(checkout) / track / "exercises" / "practice" / slug)
+    meta = {"task": ex.task, "language": track, "exercise": slug}
+    try:
+        r = module.render(ex)
+        stage(suite.build_dir / ex.task, r.task_files, r.answer_files, None, r.meta)
+    except module.ExerciseError as exc:
+        stage(suite.build_dir / ex.task, None, None, str(exc), meta)
+
+
+_progress = None
+
+
+def _prove(tier: str, task: str, image: str, limits) -> None:
+    from rules.build import prove_staged
+
+    record = prove_staged(load_suite(tier).build_dir / task, image=image, limits=limits)
+    if _progress is not None:
+        _progress.done(record)
+
+
+def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
+    from rules.build import publish, summary
+
+    print(summary(publish(load_suite(tier), tasks, strict=strict, selection=selection)))
+
+
+def _selection(suite: Suite) -> dict:
+    langs = get_var("langs")
+    languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
+    limit = None if _flag("all") else int(get_var("limit", suite.sample))
+    return {"languages": languages, "limit": limit}
+
+
+@create_after(executed="pull", creates=["gen", "prove"])
+def task_gen():
+    """Render and prove a tier's tasks: ``doit gen:aider`` (a sample), ``langs=go,python``, ``limit=N``,
+    ``all=1``, ``strict=1`` (leave free tasks out)."""
+    global _progress
+    from rules import images
+    from rules.build import Progress
+
+    grader_stamp = images.stamp_path("grader")
+    for tier, module in TIERS.items():
+        suite = load_suite(tier)
+        selection = _selection(suite)
+        everything = module.discover(suite.checkout_dir, suite.languages)
+        unknown = set(selection["languages"]) - set(suite.languages)
+        if unknown:
+            raise SystemExit(f"langs=: unknown language(s) {sorted(unknown)}; this tier has {list(suite.languages)}")
+        chosen = module.select([e for e in everything if e.track in selection["languages"]], selection["limit"])
+        proofs = []
+        stale = 0
+        for ex in chosen:
+            build = suite.build_dir / ex.task
+            render, proof = build / "render.json", build / "proof.json"
+            yield {
+                "basename": "gen", "name": f"{tier}/{ex.task}",
+                "actions": [(_render, [tier, str(suite.checkout_dir), ex.track, ex.slug])],
+                "file_dep": ex.files() + module.templates_for(ex.track),
+                "targets": [render],
+                "uptodate": [config_changed({"generator": GENERATOR_VERSION, "format": module.TASK_FORMAT})],
+                "doc": f"render {ex.task}",
+            }
+            yield {
+                "basename": "prove", "name": f"{tier}/{ex.task}",
+                "actions": [(_prove, [tier, ex.task, images.GRADER, suite.prove])],
+                "file_dep": [render, grader_stamp],
+                "targets": [proof],
+                "uptodate": [config_changed({"limits": repr(suite.prove), "image": images.GRADER})],
+                "doc": f"prove {ex.task}",
+            }
+            proofs.append(proof)
+            if not proof.exists() or not render.exists() or proof.stat().st_mtime < max(
+                    render.stat().st_mtime, grader_stamp.stat().st_mtime if grader_stamp.exists() else 0):
+                stale += 1
+        _progress = Progress(stale)
+        strict = _flag("strict")
+        every = [e.task for e in everything]
+        yield {
+            "basename": "gen", "name": tier,
+            "actions": [(_publish, [tier, every, strict, selection])],
+            "file_dep": proofs,
+            "task_dep": [f"prove:{tier}/{e.task}" for e in chosen],
+            "targets": [suite.manifest_path],
+            "uptodate": [config_changed({"strict": strict, "tasks": every, "selection": selection})],
+            "doc": f"render, prove and publish the {tier} tier",
+        }
+
+
+def _scenarios(tier: str) -> None:
+    suite = load_suite(tier)
+    manifest = read_json(suite.manifest_path)
+    if not manifest:
+        raise SystemExit(f"{suite.manifest_path} does not exist yet: run `doit gen:{tier}` first")
+    rows = [e for e in manifest["tasks"] if e.get("published")]
+    print(f"{'task':40} {'language':11} {'exercise':28} {'tests':>5}  status")
+    for e in rows:
+        print(f"{e['task']:40} {e['language']:11} {e['exercise']:28} {e.get('tests', 0):>5}  {e['status']}")
+    print(f"{len(rows)} tasks ({sum(e['status'] == 'free' for e in rows)} free)")
+
+
+def task_scenarios():
+    """List a tier's published tasks with language, exercise, test count and status (``suite=aider``)."""
+    tier = get_var("suite", "aider")
+    return {"actions": [(_scenarios, [tier])], "verbosity": 2, "uptodate": [False]}
+
+
+# ---- run and report (agents, trials, report) ----
+
+import time  # noqa: E402
+
+from doit.exceptions import TaskFailed  # noqa: E402
+
+from rules.config import ConfigError  # noqa: E402
+
+TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output
+
+
+def _agents() -> tuple[dict, str | None]:
+    """The agents of evals/agents.toml and None, or no agents and the error that stops loading them."""
+    from rules.agents import load_agents
+
+    try:
+        return load_agents(), None
+    except ConfigError as exc:
+        return {}, str(exc)
+
+
+def _agent_problem(name: str, agents: dict, problem: str | None) -> str | None:
+    """Why ``agent=name`` cannot run here (a broken agents.toml, an unknown agent, a missing variable)."""
+    if problem:
+        return problem
+    if name not in agents:
+        return f"unknown agent {name!r}; agents defined in evals/agents.toml: {', '.join(sorted(agents))}"
+    missing = agents[name].missing_env()
+    if missing:
+        try:
+            agents[name].environment()
+        except ConfigError as exc:
+            return str(exc)
+    return None
+
+
+def _published(tier: str) -> list[str]:
+    """The names of the tier's published tasks (manifest status kept or free, task folder present)."""
+    suite = load_suite(tier)
+    manifest = read_json(suite.manifest_path) or {}
+    return [t["task"] for t in manifest.get("tasks", [])
+            if t.get("status") in ("kept", "free") and (suite.tasks_dir / t["task"] / "task.json").is_file()]
+
+
+def _definition_stamp(agent) -> Path:
+    """Write the agent's definition to ``.lab/agents/<name>.json`` when it changed; return the path (the
+    file_dep that redoes an agent's trials exactly when its definition changes)."""
+    path = STATE / "agents" / f"{agent.name}.json"
+    write_json(path, agent.definition(), only_if_changed=True)
+    return path
+
+
+def _build_agent(name: str) -> None:
+    from rules import images
+    from rules.agents import get_agent
+
+    stamp = images.build_agent(get_agent(name))
+    print(f"agent image {stamp['image']} {stamp['id'][:19]}")
+
+
+def task_agent_image():
+    """Build each agent's image FROM the grader image: ``agent_image:<agent>``."""
+    from rules import images
+
+    agents, _ = _agents()
+    for name, agent in agents.items():
+        try:
+            template = [agent.template_path()]
+        except ConfigError:
+            template = []  # the build action reports the missing template
+        yield {
+            "name": name,
+            "actions": [(_build_agent, [name])],
+            "file_dep": template + [images.stamp_path("grader")],
+            "targets": [images.stamp_path(agent.stamp_name)],
+            "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(images.GRADER)}),
+                         lambda s=agent.stamp_name: images.stamp_current(s)],
+            "doc": f"build the {name} agent's image",
+        }
+
+
+def _trial(tier: str, agent: str, task: str, tasks: list[str], since: float, tries: int):
+    from rules.trial import eval_trial
+
+    try:
+        eval_trial(tier, agent, task, tasks, since, tries)
+    except ConfigError as exc:
+        return TaskFailed(str(exc))
+    return None
+
+
+def _finished(run_dir: Path) -> bool:
+    from rules.trial import FINISHED
+
+    result = read_json(run_dir / "result.json")
+    return isinstance(result, dict) and result.get("status") in FINISHED
+
+
+def task_eval():
+    """Run an agent over a tier's published tasks: ``eval:<agent>`` (every trial), ``eval:<agent>/<task>``
+    (one); ``tries=N`` (default 2). A trial whose result is an ``error`` runs again next time."""
+    from rules import images
+
+    tier = get_var("suite", "aider")
+    suite = load_suite(tier)
+    agents, _ = _agents()
+    tasks = _published(tier)
+    tries = int(get_var("tries", TRIES))
+    since = time.time()
+    files = {t: sorted(p for p in (suite.tasks_dir / t).rglob("*") if p.is_file()) for t in tasks} if agents else {}
+    settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})
+    for name, agent in agents.items():
+        deps = [_definition_stamp(agent), images.stamp_path(agent.stamp_name)]
+        for task in tasks:
+            run_dir = suite.runs_dir / name / task
+            yield {
+                "name": f"{name}/{task}",
+                "actions": [(_trial, [tier, name, task, tasks, since, tries])],
+                "file_dep": files[task] + deps,
+                "targets": [run_dir / "result.json"],
+                "uptodate": [settings, (_finished, [run_dir])],
+                "doc": f"trial of {name} on {task}",
+            }
+        yield {
+            "name": name,
+            "actions": None,
+            "task_dep": [f"eval:{name}/{task}" for task in tasks],
+            "doc": f"run {name} over the {tier} tier ({len(tasks)} tasks)",
+        }
+
+
+def _report(tier: str) -> None:
+    from rules.report import write_report
+
+    write_report(tier)
+
+
+def _fail(message: str):
+    return TaskFailed(message)
+
+
+def task_report():
+    """The comparison table of every agent with results; ``agent=NAME`` first runs that agent's trials (so
+    ``doit run agent=NAME`` runs, then reports)."""
+    tier = get_var("suite", "aider")
+    agent = get_var("agent")
+    task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
+            "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
+    if agent:
+        agents, problem = _agents()
+        problem = _agent_problem(agent, agents, problem)
+        if problem:
+            task["actions"] = [(_fail, [problem])]
+        else:
+            task["task_dep"] = [f"eval:{agent}"]
+    return task

@@ -1,0 +1,93 @@
+"""Shared fixtures: a fixture upstream repo, a throwaway lab home, a doit runner and the grader image."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fixture_upstream import make_upstream  # noqa: E402
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def docker_available() -> bool:
+    try:
+        from rules import sandbox
+
+        sandbox.client()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def grader_image():
+    """The grader image tag, built (or found up to date) once per test session."""
+    if not docker_available():
+        pytest.fail("no Docker engine answers: start dockerd (`bash .ci/run` does) before the docker tests")
+    from rules import images
+
+    images.build_grader("debian:bookworm")
+    return images.GRADER
+
+
+@pytest.fixture
+def upstream(tmp_path) -> Path:
+    """A fresh fixture upstream git repo (branch main)."""
+    return make_upstream(tmp_path / "upstream")
+
+
+def write_suite(home: Path, upstream: Path, languages=("go", "javascript", "python", "rust"), timeout=60,
+                sample=3) -> None:
+    (home / "evals" / "aider").mkdir(parents=True, exist_ok=True)
+    langs = ", ".join(f'"{x}"' for x in languages)
+    (home / "evals" / "aider" / "suite.toml").write_text(
+        f'upstream = "{upstream}"\nref = "main"\nlanguages = [{langs}]\nsample = {sample}\n'
+        f'base_image = "debian:bookworm"\n\n[prove]\ncpus = 1.0\nmemory = "2g"\npids = 512\ntimeout = {timeout}\n'
+    )
+    agents = PROJECT / "evals" / "agents.toml"
+    if agents.exists():
+        shutil.copy(agents, home / "evals" / "agents.toml")
+
+
+@pytest.fixture
+def lab_home(tmp_path, upstream) -> Path:
+    """A lab home (LAB_HOME) whose aider tier points at the fixture upstream."""
+    home = tmp_path / "home"
+    write_suite(home, upstream)
+    return home
+
+
+class DoitResult:
+    """A finished ``doit`` run: exit code, the JSON report's tasks by name, stdout and stderr."""
+
+    def __init__(self, proc: subprocess.CompletedProcess):
+        self.code, self.stdout, self.stderr = proc.returncode, proc.stdout, proc.stderr
+        try:
+            report = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            report = {"tasks": []}
+        self.tasks = {t["name"]: t for t in report.get("tasks", [])}
+
+    def executed(self, prefix: str = "") -> set[str]:
+        """Names of the tasks that ran (not up to date), optionally only those starting with ``prefix``."""
+        return {n for n, t in self.tasks.items() if t["result"] in ("success", "fail", "error") and n.startswith(prefix)}
+
+
+def run_doit(home: Path, *args: str, timeout: float = 1500) -> DoitResult:
+    """Run ``doit --reporter json ARGS`` on the project's dodo.py with LAB_HOME=home."""
+    env = {**os.environ, "LAB_HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "--reporter", "json", *args],
+                          cwd=home, env=env, capture_output=True, text=True, timeout=timeout)
+    return DoitResult(proc)
+
+
+@pytest.fixture
+def doit():
+    return run_doit

@@ -1,0 +1,201 @@
+"""A tiny Exercism-style upstream, written for lab's tests and built into a throwaway git repo.
+
+``make_upstream(path)`` lays the exercises below into ``path`` (``<track>/exercises/practice/<slug>/``) and
+commits them on branch ``main``. Each exercise is a few lines, chosen for the behaviour it pins down:
+
+- python-hello, go-hello, javascript-hello, rust-hello: ordinary tasks (reference passes, stub fails);
+  the JavaScript and Rust ones skip tests the way their tracks do (``xtest``, ``#[ignore]``).
+- python-ledger: a refactoring exercise whose stub already passes → ``free``.
+- python-wrong-reference: the reference fails its tests → rejected.
+- python-slow: the reference never finishes → rejected for the timeout (tests set a short one).
+- go-counter: an empty test file, like upstream's Go counter → rejected, zero tests ran.
+- python-no-config, python-bad-json, python-missing-file: malformed exercises → rejected with the reason.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+
+def _config(solution, test, example, **extra):
+    files = {"solution": solution, "test": test, "example": example, **extra}
+    return json.dumps({"authors": ["lab"], "files": files, "blurb": "A fixture."}, indent=2)
+
+
+def _docs(title: str) -> dict[str, str]:
+    return {
+        ".docs/introduction.md": f"# Introduction\n\nINTRO for {title}.\n",
+        ".docs/instructions.md": f"# Instructions\n\nINSTRUCTIONS for {title}.\n",
+        ".docs/instructions.append.md": f"# Instructions append\n\nAPPEND for {title}.\n",
+    }
+
+
+PY_TEST = textwrap.dedent('''\
+    import unittest
+
+    from {mod} import {fn}
+
+
+    class {cls}Test(unittest.TestCase):
+        def test_one(self):
+            self.assertEqual({fn}(1), 2)
+
+        def test_two(self):
+            self.assertEqual({fn}(20), 40)
+
+        def test_three(self):
+            self.assertEqual({fn}(0), 0)
+    ''')
+
+
+def _python(slug: str, stub: str, example: str, **overrides) -> dict[str, str]:
+    mod = slug.replace("-", "_")
+    files = {
+        **_docs(slug),
+        ".meta/config.json": _config([f"{mod}.py"], [f"{mod}_test.py"], [".meta/example.py"]),
+        f"{mod}.py": stub,
+        f"{mod}_test.py": PY_TEST.format(mod=mod, fn="double", cls=mod.title().replace("_", "")),
+        ".meta/example.py": example,
+    }
+    files.update(overrides)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+STUB_PY = "def double(number):\n    pass\n"
+GOOD_PY = "def double(number):\n    return number * 2\n"
+
+EXERCISES: dict[str, dict[str, str]] = {
+    "python/hello": _python("hello", STUB_PY, GOOD_PY),
+    "python/ledger": _python("ledger", GOOD_PY, GOOD_PY),
+    "python/wrong-reference": _python("wrong-reference", STUB_PY, "def double(number):\n    return number + 2\n"),
+    "python/slow": _python("slow", STUB_PY, "import time\n\ndef double(number):\n    time.sleep(3600)\n"),
+    "python/no-config": _python("no-config", STUB_PY, GOOD_PY, **{".meta/config.json": None}),
+    "python/bad-json": _python("bad-json", STUB_PY, GOOD_PY, **{".meta/config.json": "{ not json"}),
+    "python/missing-file": _python("missing-file", STUB_PY, GOOD_PY, **{"missing_file_test.py": None}),
+    "go/hello": {
+        **_docs("go hello"),
+        ".meta/config.json": _config(["hello.go"], ["hello_test.go"], [".meta/example.go"], invalidator=["go.mod"]),
+        "go.mod": "module hello\n\ngo 1.18\n",
+        "hello.go": "package hello\n\nfunc Double(n int) int {\n\tpanic(\"Please implement the Double function\")\n}\n",
+        ".meta/example.go": "package hello\n\nfunc Double(n int) int {\n\treturn n * 2\n}\n",
+        "hello_test.go": textwrap.dedent('''\
+            package hello
+
+            import "testing"
+
+            func TestDouble(t *testing.T) {
+            \tfor _, c := range []struct{ in, want int }{{1, 2}, {20, 40}} {
+            \t\tt.Run("case", func(t *testing.T) {
+            \t\t\tif got := Double(c.in); got != c.want {
+            \t\t\t\tt.Fatalf("Double(%d) = %d, want %d", c.in, got, c.want)
+            \t\t\t}
+            \t\t})
+            \t}
+            }
+
+            func TestZero(t *testing.T) {
+            \tif Double(0) != 0 {
+            \t\tt.Fatal("Double(0) != 0")
+            \t}
+            }
+            '''),
+    },
+    "go/counter": {
+        **_docs("go counter"),
+        ".meta/config.json": _config(["counter.go"], ["counter_test.go"], [".meta/example.go"], invalidator=["go.mod"]),
+        "go.mod": "module counter\n\ngo 1.18\n",
+        "counter.go": "package counter\n",
+        "counter_test.go": "package counter\n",
+        ".meta/example.go": "package counter\n\nfunc Count() int { return 1 }\n",
+    },
+    "javascript/hello": {
+        **_docs("javascript hello"),
+        ".meta/config.json": _config(["hello.js"], ["hello.spec.js"], [".meta/proof.ci.js"]),
+        "package.json": json.dumps({
+            "name": "@exercism/javascript-hello", "private": True, "type": "module",
+            "scripts": {"test": "jest ./*"},
+            "devDependencies": {"@babel/core": "^7.25.2", "@exercism/babel-preset-javascript": "^0.2.1",
+                                "jest": "^29.7.0"},
+        }, indent=2) + "\n",
+        "babel.config.js": "export default {\n  presets: ['@exercism/babel-preset-javascript'],\n};\n",
+        "hello.js": "export const double = (n) => {\n  throw new Error('Remove this statement and implement this function');\n};\n",
+        ".meta/proof.ci.js": "export const double = (n) => n * 2;\n",
+        "hello.spec.js": textwrap.dedent('''\
+            import { double } from './hello';
+
+            describe('double', () => {
+              test('one', () => {
+                expect(double(1)).toEqual(2);
+              });
+
+              xtest('twenty', () => {
+                expect(double(20)).toEqual(40);
+              });
+
+              xit('zero', () => {
+                expect(double(0)).toEqual(0);
+              });
+            });
+            '''),
+    },
+    "rust/hello": {
+        **_docs("rust hello"),
+        ".meta/config.json": _config(["src/lib.rs", "Cargo.toml"], ["tests/hello.rs"], [".meta/example.rs"]),
+        "Cargo.toml": '[package]\nedition = "2021"\nname = "hello"\nversion = "1.0.0"\n',
+        "src/lib.rs": "pub fn double(n: i64) -> i64 {\n    todo!(\"double {n}\")\n}\n",
+        ".meta/example.rs": "pub fn double(n: i64) -> i64 {\n    n * 2\n}\n",
+        "tests/hello.rs": textwrap.dedent('''\
+            use hello::*;
+
+            #[test]
+            fn one() {
+                assert_eq!(double(1), 2);
+            }
+
+            #[test]
+            #[ignore]
+            fn twenty() {
+                assert_eq!(double(20), 40);
+            }
+
+            #[test]
+            #[ignore]
+            fn zero() {
+                assert_eq!(double(0), 0);
+            }
+            '''),
+    },
+}
+
+
+def write_exercise(root: Path, key: str, files: dict[str, str]) -> None:
+    """Write one exercise (``track/slug`` → its files) below ``root``."""
+    track, slug = key.split("/")
+    base = Path(root) / track / "exercises" / "practice" / slug
+    for rel, text in files.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text, encoding="utf-8")
+
+
+def git(root: Path, *args: str) -> str:
+    """Run git in ``root`` with a fixed identity; returns stdout."""
+    env_args = ["-c", "user.name=lab tests", "-c", "user.email=tests@localhost", "-c", "init.defaultBranch=main"]
+    return subprocess.run(["git", *env_args, *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def make_upstream(root: Path, only: list[str] | None = None) -> Path:
+    """Build the fixture upstream as a git repo at ``root`` (branch ``main``) and return ``root``.
+
+    ``only`` keeps just the listed exercise keys (``"python/hello"``, ...).
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    for key, files in EXERCISES.items():
+        if only is None or key in only:
+            write_exercise(root, key, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "fixture exercises")
+    return root

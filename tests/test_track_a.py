@@ -1,0 +1,122 @@
+"""Rendering facts of the C++, Java and Rust tracks (pure: no Docker). Fixtures are tiny exercises written here."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from rules import aider
+
+
+def exercise(tmp_path: Path, track: str, slug: str, files: dict[str, str], config: dict) -> aider.Exercise:
+    d = tmp_path / track / "exercises" / "practice" / slug
+    for rel, text in {**files, ".docs/instructions.md": "Do it.\n",
+                      ".meta/config.json": json.dumps({"files": config})}.items():
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_text(text)
+    return aider.Exercise(track, slug, d)
+
+
+def java_hello(tmp_path: Path) -> aider.Exercise:
+    return exercise(tmp_path, "java", "hello", {
+        "src/main/java/Hello.java": "class Hello {}\n",
+        "src/main/java/Helper.java": "class Helper {}\n",
+        "src/test/java/HelloTest.java": "class HelloTest {}\n",
+        "src/test/java/OtherTest.java": "class OtherTest {}\n",
+        ".meta/src/reference/java/Hello.java": "class Hello { /* ref */ }\n",
+        "build.gradle": "plugins { id 'java' }\n",
+    }, {"solution": ["src/main/java/Hello.java"], "test": ["src/test/java/HelloTest.java"],
+        "example": [".meta/src/reference/java/Hello.java"], "editor": ["src/main/java/Helper.java"]})
+
+
+def rust_deps(tmp_path: Path) -> aider.Exercise:
+    return exercise(tmp_path, "rust", "deps", {
+        "Cargo.toml": '[package]\nname = "deps"\nversion = "1.0.0"\nedition = "2021"\n\n[features]\nextra = []\n',
+        "src/lib.rs": "pub fn f() {}\n",
+        "tests/deps.rs": "#[test]\nfn t() {}\n",
+        "tests/more_deps.rs": "#[test]\n#[ignore]\nfn u() {}\n",
+        ".meta/example.rs": "pub fn f() { /* ref */ }\n",
+        ".meta/Cargo-example.toml": '[package]\nname = "deps"\nversion = "1.0.0"\nedition = "2021"\n\n'
+                                    '[dependencies]\nrand = "0.3.12"\n',
+    }, {"solution": ["src/lib.rs", "Cargo.toml"], "test": ["tests/deps.rs", "tests/more_deps.rs"],
+        "example": [".meta/example.rs"]})
+
+
+def cpp_two_words(tmp_path: Path) -> aider.Exercise:
+    return exercise(tmp_path, "cpp", "two-words", {
+        "two_words.cpp": "", "two_words.h": "", "two_words_test.cpp": "", "CMakeLists.txt": "",
+        "test/catch.hpp": "", "test/tests-main.cpp": "",
+        ".meta/example.cpp": "// ref\n", ".meta/example.h": "// ref h\n",
+    }, {"solution": ["two_words.cpp", "two_words.h"], "test": ["two_words_test.cpp"],
+        "example": [".meta/example.cpp", ".meta/example.h"]})
+
+
+def check_sh(rendered: aider.Rendered) -> str:
+    return rendered.task_files["check.sh"][0].decode()
+
+
+def test_java_reference_maps_onto_src_main_java_and_stays_out_of_the_task(tmp_path):
+    r = aider.render(java_hello(tmp_path))
+    assert r.answer_files["src/main/java/Hello.java"][0] == b"class Hello { /* ref */ }\n"
+    assert set(r.answer_files) == {"src/main/java/Hello.java"}
+    assert not any(".meta" in name for name in r.task_files)
+
+
+def test_java_check_replaces_src_test_and_switches_off_every_disabled(tmp_path):
+    text = check_sh(aider.render(java_hello(tmp_path)))
+    assert "rm -rf src/test\n" in text
+    # the unlisted test file is laid back too, and the editor file (not a solution file)
+    assert "workspace/\"src/test/java/OtherTest.java" in text.replace("'", '"')
+    assert "src/main/java/Helper.java" in text
+    assert "junit.jupiter.conditions.deactivate='org.junit.*DisabledCondition'" in text
+
+
+def test_rust_cargo_example_replaces_cargo_toml_in_the_answer_only(tmp_path):
+    r = aider.render(rust_deps(tmp_path))
+    assert b"rand" in r.answer_files["Cargo.toml"][0]
+    assert r.answer_files["src/lib.rs"][0] == b"pub fn f() { /* ref */ }\n"
+    assert b"rand" not in r.task_files["workspace/Cargo.toml"][0]
+
+
+def test_rust_check_runs_every_test_file_with_ignored_and_feature_gated_tests(tmp_path):
+    text = check_sh(aider.render(rust_deps(tmp_path)))
+    assert re.search(r"cargo test --offline --all-features --test deps --test more_deps -- --include-ignored", text)
+    assert "rm -rf tests .cargo build.rs Cargo.lock target\n" in text
+    assert "CARGO_TARGET_DIR=/cache/cargo/rust-deps" in text
+
+
+def merge_manifest(check: str, tmp_path: Path, pristine: str, agent: str) -> dict:
+    """Run check.sh's Cargo.toml merge (its embedded Python) on two manifests; returns the merged one."""
+    script = re.search(r"<<'PY'[^\n]*\n(.*?)\nPY\n", check, re.S).group(1)
+    (tmp_path / "pristine.toml").write_text(pristine)
+    (tmp_path / "Cargo.toml").write_text(agent)
+    subprocess.run([sys.executable, "-", str(tmp_path / "pristine.toml"), str(tmp_path / "Cargo.toml")],
+                   input=script, text=True, check=True)
+    return tomllib.loads((tmp_path / "Cargo.toml").read_text())
+
+
+def test_rust_check_keeps_only_the_agents_registry_dependencies(tmp_path):
+    check = check_sh(aider.render(rust_deps(tmp_path)))
+    pristine = '[package]\nname = "deps"\nedition = "2021"\n\n[features]\nextra = []\n\n[lints.clippy]\nx = "allow"\n'
+    agent = ('[package]\nname = "deps"\nedition = "2021"\nbuild = "evil.rs"\n\n'
+             '[dependencies]\nrand = "0.8"\nregex = { version = "1", default-features = false, features = ["std"] }\n'
+             'mine = { path = "../mine" }\n\n[[test]]\nname = "deps"\npath = "src/fake.rs"\n')
+    merged = merge_manifest(check, tmp_path, pristine, agent)
+    assert merged["package"] == {"name": "deps", "edition": "2021"}
+    assert merged["features"] == {"extra": []}
+    assert merged["lints"] == {"clippy": {"x": "allow"}}
+    assert merged["dependencies"] == {"rand": "0.8", "regex": {"version": "1", "default-features": False,
+                                                                "features": ["std"]}, "mine": {}}
+    assert "test" not in merged
+
+
+def test_cpp_check_builds_from_a_folder_named_after_the_exercise_with_all_tests(tmp_path):
+    r = aider.render(cpp_two_words(tmp_path))
+    text = check_sh(r)
+    assert "src=/tmp/lab-cpp/two-words\n" in text
+    assert "-DEXERCISM_RUN_ALL_TESTS=1" in text
+    assert "--reporter junit" in text
+    assert r.answer_files["two_words.cpp"][0] == b"// ref\n" and r.answer_files["two_words.h"][0] == b"// ref h\n"

@@ -1,0 +1,293 @@
+"""Trials against the real Docker engine, on a tiny Python tier rendered from the fixture upstream.
+
+Every agent here is a few lines of shell written for the test (``TEST_AGENTS``), built on the ``noop`` image
+(the grader image as it is). The tier: ``python-hello``, ``python-twice``, ``python-thrice`` (stubs fail) and
+``python-ledger`` (its stub passes: free). Every solution is ``double(number)``.
+"""
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import PROJECT, run_doit  # noqa: E402
+from fixture_upstream import GOOD_PY, STUB_PY, _python, make_upstream, write_exercise  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+GOOD = r"printf 'def double(number):\n    return number * 2\n'"
+WRONG = r"printf 'def double(number):\n    return number + 1\n'"  # passes test_one only
+TEST_AGENTS = f"""
+[solver]
+image = "noop"
+command = ["sh", "-c", '''for f in {{files}}; do {GOOD} > "$f"; done
+echo '{{"tokens_sent": 100, "tokens_received": 7, "cost": 0.25}}' > {{out}}/usage.json''']
+[solver.limits]
+timeout = 60
+
+[second-try]
+image = "noop"
+command = ["sh", "-c", '''if grep -q 'did not pass the tests' {{prompt}} && grep -q 'test_two' {{prompt}}
+then {GOOD} > {{files}}; else {WRONG} > {{files}}; fi''']
+
+[reader]
+image = "noop"
+command = ["sh", "-c", '''ls /task /answers /var/run/docker.sock 2>&1; cat /proc/mounts
+grep -rlsI --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr 'number [*] 2' / | sed 's/^/FOUND /'
+for f in $(grep -rlsI --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr 'number [*] 2' /); do cp "$f" {{files}}; done
+echo reader done''']
+
+[tamper-tests]
+image = "noop"
+command = ["sh", "-c", '''{WRONG} > {{files}}
+for t in *_test.py; do printf 'import unittest\\nclass T(unittest.TestCase):\\n    def test_ok(self):\\n        pass\\n' > "$t"; done''']
+[tamper-tests.limits]
+timeout = 60
+
+[tamper-build]
+image = "noop"
+command = ["sh", "-c", '''{WRONG} > {{files}}
+printf '[pytest]\\naddopts = -k test_one\\n' > pytest.ini
+printf '[tool:pytest]\\naddopts = -k test_one\\n' > setup.cfg
+printf 'import sys\\nx = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml=")][0]\\nopen(x, "w").write("<testsuite><testcase name=\\\\"a\\\\"/></testsuite>")\\n' > pytest.py''']
+
+[sleeper]
+image = "noop"
+command = ["sleep", "infinity"]
+[sleeper.limits]
+timeout = 3
+
+[loud]
+image = "noop"
+command = ["sh", "-c", "yes lab-noise-lab-noise | head -c 200000000; head -c 300000000 /dev/zero > big.bin"]
+[loud.limits]
+memory = "256m"
+
+[slow]
+image = "noop"
+command = ["sh", "-c", "sleep 2"]
+"""
+TASKS = ["python-hello", "python-ledger", "python-thrice", "python-twice"]
+
+
+def make_tier(home: Path) -> None:
+    """Render the fixture's Python exercises into ``home``'s aider tier with a manifest (no proving: the
+    fixture's stubs fail and its ledger passes by construction)."""
+    from rules import aider
+    from rules.files import write_atomic, write_json
+
+    up = make_upstream(home.parent / "upstream", only=["python/hello", "python/ledger"])
+    for slug in ("twice", "thrice"):
+        write_exercise(up, f"python/{slug}", _python(slug, STUB_PY, GOOD_PY))
+    tier = home / "evals" / "aider"
+    entries = []
+    for ex in aider.discover(up, ["python"]):
+        r = aider.render(ex)
+        for rel, (data, mode) in r.task_files.items():
+            write_atomic(tier / "tasks" / ex.task / rel, data, mode)
+        for rel, (data, mode) in r.answer_files.items():
+            write_atomic(tier / "answers" / ex.task / rel, data, mode)
+        entries.append({"task": ex.task, "language": "python", "exercise": ex.slug, "published": True,
+                        "status": "free" if ex.slug == "ledger" else "kept", "reason": ""})
+    write_json(tier / "manifest.json", {"version": 1, "tier": "aider", "tasks": entries})
+    (tier / "suite.toml").write_text('upstream = "none"\nref = "main"\nlanguages = ["python"]\n\n'
+                                     '[prove]\ncpus = 1.0\nmemory = "1g"\npids = 256\ntimeout = 60\n')
+    agents = (PROJECT / "evals" / "agents.toml").read_text().replace('network = "bridge"', 'network = "host"')
+    (home / "evals" / "agents.toml").write_text(agents + TEST_AGENTS)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, grader_image) -> Path:
+    """A lab home with the tier and the test agents, their images built through doit."""
+    home = tmp_path_factory.mktemp("trials") / "home"
+    make_tier(home)
+    names = ["noop", "solver", "second-try", "reader", "tamper-tests", "tamper-build", "sleeper", "loud", "slow"]
+    res = run_doit(home, *[f"agent_image:{n}" for n in names], timeout=1200)
+    assert res.code == 0, failure(res)
+    return home
+
+
+def failure(res) -> str:
+    """What went wrong in a doit run: the failed tasks' errors and stderr's tail."""
+    bad = [f"{n}: {t.get('err', '')[-2000:]}" for n, t in res.tasks.items() if t["result"] in ("fail", "error")]
+    return "\n".join(bad) + "\n" + res.stderr[-2000:] + res.stdout[-1000:]
+
+
+def trial(home: Path, agent: str, task: str = "python-hello", tries: int = 2) -> dict:
+    """Run one trial in this process and return its result."""
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, run_trial
+
+    a = load_agents(home / "evals" / "agents.toml")[agent]
+    tier = home / "evals" / "aider"
+    t = Trial(agent=a, task_dir=tier / "tasks" / task, run_dir=tier / "runs" / agent / task,
+              scratch=home / ".lab" / "trials" / agent / task, agent_image=a.tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=60),
+              tries=tries)
+    return run_trial(t, environ={})
+
+
+def lab_containers(**labels) -> list[str]:
+    filters = sum((["--filter", f"label={k}={v}"] for k, v in labels.items()), [])
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=lab", *filters], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def test_solver_passes_every_task_on_the_first_try(home):
+    for task in TASKS:
+        r = trial(home, "solver", task)
+        assert (r["status"], r["passed_try"], len(r["tries"])) == ("pass", 1, 1), r
+        run = home / "evals" / "aider" / "runs" / "solver" / task
+        assert json.loads((run / "result.json").read_text()) == r
+    assert r["version"] == 1 and r["tests"] == {"ran": 3, "passed": 3, "failed": 0}
+    assert r["usage"] == {"tokens_sent": 100, "tokens_received": 7, "cost": 0.25}
+    assert r["images"]["agent"]["id"].startswith("sha256:") and r["images"]["grader"]["id"].startswith("sha256:")
+    assert r["toolchains"]["python"].startswith("Python 3")
+    assert r["agent_seconds"] > 0 and r["grading_seconds"] > 0 and r["tries"][0]["agent"]["exit_code"] == 0
+    diff = (run / "work.diff").read_text()
+    assert "+    return number * 2" in diff and "stub/twice.py" in diff
+    assert (run / "agent-1.log").is_file() and "lab-check: ran=3 passed=3" in (run / "grade-1.log").read_text()
+    assert (run / "out-1" / "usage.json").is_file()
+
+
+def test_second_try_gets_the_test_output_and_passes(home):
+    r = trial(home, "second-try")
+    assert (r["status"], r["passed_try"]) == ("pass", 2)
+    assert [t["outcome"] for t in r["tries"]] == ["fail", "pass"]
+    assert r["tries"][0]["grade"]["failed_tests"] == 2
+    followup = (home / "evals" / "aider" / "runs" / "second-try" / "python-hello" / "prompt-2.txt").read_text()
+    assert "INSTRUCTIONS for hello" in followup and "test_two" in followup and "hello.py" in followup
+    one = trial(home, "second-try", tries=1)
+    assert (one["status"], len(one["tries"])) == ("fail", 1)
+
+
+def test_an_agent_reading_for_answers_finds_nothing(home):
+    r = trial(home, "reader")
+    log = (home / "evals" / "aider" / "runs" / "reader" / "python-hello" / "agent-1.log").read_text()
+    assert "reader done" in log and "FOUND" not in log
+    assert "'/task': No such file" in log and "'/var/run/docker.sock': No such file" in log
+    binds = sorted(line.split()[1] for line in log.splitlines() if line.startswith("/dev/")
+                   and not line.split()[1].startswith("/etc/"))
+    assert binds == ["/lab/in", "/lab/out", "/work"], "only the work tree, the prompt and the out folder"
+    assert r["status"] == "fail"
+
+
+@pytest.mark.parametrize("agent", ["tamper-tests", "tamper-build"])
+def test_editing_tests_or_build_files_does_not_pass(home, agent):
+    r = trial(home, agent, tries=1)
+    assert r["status"] == "fail" and r["tests"]["ran"] == 3 and r["tests"]["failed"] == 2, r
+
+
+def test_sleeping_forever_is_a_timeout_and_leaves_no_container(home):
+    r = trial(home, "sleeper")
+    assert r["status"] == "timeout" and len(r["tries"]) == 1 and r["tries"][0]["agent"]["timed_out"]
+    assert r["tries"][0]["grade"] is None and r["agent_seconds"] < 30
+    assert lab_containers(**{"lab.agent": "sleeper"}) == []
+
+
+def test_huge_output_is_capped_and_a_huge_work_tree_not_graded(home):
+    r = trial(home, "loud")
+    run = home / "evals" / "aider" / "runs" / "loud" / "python-hello"
+    assert (run / "agent-1.log").stat().st_size < 100_000
+    assert r["tries"][0]["agent"]["output_bytes"] <= 11 * 1024 * 1024
+    assert r["status"] == "fail" and "not graded" in r["tries"][0]["note"]
+    assert not (run / "work.diff").exists() and not (home / ".lab" / "trials" / "loud" / "python-hello").exists()
+
+
+def test_noop_through_doit_passes_only_the_free_task_then_reports(home):
+    res = run_doit(home, "agent=noop", timeout=600)
+    assert res.code == 0, failure(res)
+    assert {f"eval:noop/{t}" for t in TASKS} <= res.executed("eval:noop/")
+    data = json.loads((home / "evals" / "aider" / "report.json").read_text())
+    noop = next(a for a in data["agents"] if a["agent"] == "noop")
+    assert noop["pass_2"]["count"] == 1 and noop["pass_2"]["of"] == 4 and noop["without_free"]["pass_2"]["count"] == 0
+    assert {row["task"]: row["outcomes"]["noop"] for row in data["matrix"]}["python-ledger"] == "pass@1"
+    again = run_doit(home, "agent=noop", timeout=600)
+    assert again.code == 0 and not again.executed("eval:noop/"), "finished trials are never redone"
+
+
+def test_resume_after_sigkill_finishes_every_trial_exactly_once(home):
+    env = {**os.environ, "LAB_HOME": str(home)}
+    cmd = [sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "eval:slow", "jobs=1"]
+    runs = home / "evals" / "aider" / "runs" / "slow"
+    proc = subprocess.Popen(cmd, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(runs.glob("*/result.json"))) < 2:
+        time.sleep(0.2)
+    time.sleep(1.0)  # into the next trial: its agent is sleeping in a container
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {p.parent.name: p.read_bytes() for p in runs.glob("*/result.json")}
+    assert 2 <= len(before) < len(TASKS)
+    res = run_doit(home, "eval:slow", "jobs=1", timeout=600)
+    assert res.code == 0, failure(res)
+    after = {p.parent.name: p.read_bytes() for p in runs.glob("*/result.json")}
+    assert sorted(after) == TASKS
+    assert all(after[t] == data for t, data in before.items()), "a finished trial was run again"
+    assert all(json.loads(d)["status"] in ("pass", "fail") for d in after.values())
+    assert not list(runs.glob("**/.*.tmp")), "no half-written file"
+    assert lab_containers(**{"lab.agent": "slow"}) == []
+
+
+# ---- the real aider CLI against a fixed-answer OpenAI-compatible server on 127.0.0.1 ----
+
+FIXED_EDIT = "hello.py\n```python\ndef double(number):\n    return number * 2\n```\n"
+
+
+class FakeOpenAI(http.server.BaseHTTPRequestHandler):
+    """Answers every chat completion with FIXED_EDIT (aider's `whole` edit format) and usage counts."""
+
+    requests: list[dict] = []
+
+    def do_POST(self):  # noqa: N802
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        FakeOpenAI.requests.append({"path": self.path, "body": json.loads(body or b"{}")})
+        reply = {"id": "chatcmpl-lab", "object": "chat.completion", "created": int(time.time()), "model": "lab-fake",
+                 "choices": [{"index": 0, "message": {"role": "assistant", "content": FIXED_EDIT},
+                              "finish_reason": "stop"}],
+                 "usage": {"prompt_tokens": 1200, "completion_tokens": 30, "total_tokens": 1230}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(404)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_real_aider_cli_passes_with_a_fixed_edit_from_a_local_server(home, monkeypatch):
+    res = run_doit(home, "agent_image:aider", timeout=1800)
+    assert res.code == 0, failure(res)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("AIDER_MODEL", "openai/lab-fake")
+        monkeypatch.setenv("AIDER_EDIT_FORMAT", "whole")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-lab-test")
+        monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{server.server_port}/v1")
+        res = run_doit(home, "eval:aider/python-hello", timeout=900)
+    finally:
+        server.shutdown()
+    run = home / "evals" / "aider" / "runs" / "aider" / "python-hello"
+    r = json.loads((run / "result.json").read_text())
+    assert (r["status"], r["passed_try"]) == ("pass", 1), (run / "agent-1.log").read_text()[-3000:]
+    assert FakeOpenAI.requests and "INSTRUCTIONS for hello" in json.dumps(FakeOpenAI.requests[0]["body"])
+    assert r["usage"]["tokens_sent"] == 1200 and r["usage"]["tokens_received"] == 30
+    assert "sk-lab-test" not in (run / "result.json").read_text() + (home / ".lab" / "agents" / "aider.json").read_text()
