@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(os.environ.get("LAB_HOME") or Path(__file__).resolve().parent.parent).resolve()
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+# LAB_TEMPLATES points at another templates folder (tests use a copy to change templates safely)
+TEMPLATES = Path(os.environ.get("LAB_TEMPLATES") or Path(__file__).resolve().parent.parent / "templates").resolve()
 EVALS = ROOT / "evals"
 STATE = ROOT / ".lab"  # doit's database, upstream checkouts, staged renders, image stamps
 
