@@ -19,7 +19,6 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
 REPORT_FORMAT = 1
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile

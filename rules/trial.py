@@ -215,6 +215,8 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict) ->
                   log_path=t.run_dir / f"grade-{n}.log")
         record["grade"] = g.to_json()
         record["outcome"] = "pass" if g.passed else "fail"
+        if g.timed_out:
+            record["note"] = f"the tests ran past the grader's {t.grade_limits.timeout:g} s"
         result["grading_seconds"] = round(result["grading_seconds"] + g.seconds, 3)
         result["tests"] = {"ran": g.ran, "passed": g.passed_tests, "failed": g.failed_tests}
         if g.passed:
@@ -265,10 +267,12 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
 
     ``run_root`` is ``<runs>/<agent>``, ``tasks`` the run's task names, ``since`` the run's start (epoch
     seconds). ``done`` counts finished results, ``done_now`` those written since ``since``, ``eta`` the
-    seconds left at this run's pace (None before the first trial finishes).
+    seconds left at this run's pace, measured from the first of those trials' start (so time spent before
+    the first trial, building images, does not count); None before the first trial finishes.
     """
     now = time.time() if now is None else now
     done = passing = errors = done_now = 0
+    first = now
     for task in tasks:
         path = Path(run_root) / task / "result.json"
         result = read_json(path)
@@ -280,11 +284,13 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
         done += 1
         passing += result.get("status") == "pass"
         try:
-            done_now += path.stat().st_mtime >= since
-        except FileNotFoundError:
+            if path.stat().st_mtime >= since:
+                done_now += 1
+                first = min(first, dt.datetime.fromisoformat(result["started"]).timestamp())
+        except (FileNotFoundError, KeyError, TypeError, ValueError):
             pass
     elapsed = max(0.0, now - since)
-    eta = elapsed / done_now * (len(tasks) - done) if done_now else None
+    eta = max(0.0, now - first) / done_now * (len(tasks) - done) if done_now else None
     return {"done": done, "total": len(tasks), "passing": passing, "errors": errors, "done_now": done_now,
             "elapsed": elapsed, "eta": eta}
 

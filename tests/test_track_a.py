@@ -93,14 +93,16 @@ def merge_manifest(check: str, tmp_path: Path, pristine: str, agent: str) -> dic
     script = re.search(r"<<'PY'[^\n]*\n(.*?)\nPY\n", check, re.S).group(1)
     (tmp_path / "pristine.toml").write_text(pristine)
     (tmp_path / "Cargo.toml").write_text(agent)
-    subprocess.run([sys.executable, "-", str(tmp_path / "pristine.toml"), str(tmp_path / "Cargo.toml")],
+    subprocess.run([sys.executable, "-", str(tmp_path / "pristine.toml"), str(tmp_path / "Cargo.toml"),
+                    str(tmp_path / "deps.json")],
                    input=script, text=True, check=True)
     return tomllib.loads((tmp_path / "Cargo.toml").read_text())
 
 
 def test_rust_check_keeps_only_the_agents_registry_dependencies(tmp_path):
     check = check_sh(aider.render(rust_deps(tmp_path)))
-    pristine = '[package]\nname = "deps"\nedition = "2021"\n\n[features]\nextra = []\n\n[lints.clippy]\nx = "allow"\n'
+    pristine = ('[package]\nname = "deps"\nedition = "2021"\n\n[features]\nextra = []\n\n[lints.clippy]\nx = "allow"\n'
+                '\n[[bin]]\nname = "tool"\npath = "src/tool.rs"\n')
     agent = ('[package]\nname = "deps"\nedition = "2021"\nbuild = "evil.rs"\n\n'
              '[dependencies]\nrand = "0.8"\nregex = { version = "1", default-features = false, features = ["std"] }\n'
              'mine = { path = "../mine" }\n\n[[test]]\nname = "deps"\npath = "src/fake.rs"\n')
@@ -110,7 +112,23 @@ def test_rust_check_keeps_only_the_agents_registry_dependencies(tmp_path):
     assert merged["lints"] == {"clippy": {"x": "allow"}}
     assert merged["dependencies"] == {"rand": "0.8", "regex": {"version": "1", "default-features": False,
                                                                 "features": ["std"]}, "mine": {}}
+    assert merged["bin"] == [{"name": "tool", "path": "src/tool.rs"}]
     assert "test" not in merged
+
+
+def test_rust_check_names_the_dependency_set_as_the_image_seeds_do(tmp_path):
+    import importlib.util
+    from rules.config import TEMPLATES
+
+    spec = importlib.util.spec_from_file_location("crates", TEMPLATES / "images/grader/rust/crates.py")
+    crates = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(crates)
+    check = check_sh(aider.render(rust_deps(tmp_path)))
+    pristine = '[package]\nname = "deps"\nedition = "2021"\n'
+    merge_manifest(check, tmp_path, pristine, pristine + '\n[dependencies]\nthiserror = "1.0"\nanyhow = "1.0"\n')
+    assert (tmp_path / "deps.json").read_text().strip() == crates.deps_key({"anyhow": "1.0", "thiserror": "1.0"})
+    assert crates.deps_key({"anyhow": "1.0", "thiserror": "1.0"}) in {
+        crates.deps_key(deps) for deps in crates.sets().values()}
 
 
 def test_cpp_check_builds_from_a_folder_named_after_the_exercise_with_all_tests(tmp_path):

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import PROJECT, run_doit  # noqa: E402
 from fixture_upstream import GOOD_PY, STUB_PY, _python, make_upstream, write_exercise  # noqa: E402
 
-pytestmark = pytest.mark.docker
+docker = pytest.mark.docker
 
 GOOD = r"printf 'def double(number):\n    return number * 2\n'"
 WRONG = r"printf 'def double(number):\n    return number + 1\n'"  # passes test_one only
@@ -79,6 +79,47 @@ command = ["sh", "-c", "sleep 2"]
 TASKS = ["python-hello", "python-ledger", "python-thrice", "python-twice"]
 
 
+def test_progress_counts_results_and_estimates_from_this_runs_pace(tmp_path):
+    import datetime as dt
+
+    from rules.trial import progress, progress_line
+
+    now = 1_000_000.0
+    for i, (task, status) in enumerate((("a", "pass"), ("b", "fail"), ("c", "error"))):
+        (tmp_path / task).mkdir()
+        started = dt.datetime.fromtimestamp(now - 100 + 50 * i, dt.timezone.utc).isoformat()
+        (tmp_path / task / "result.json").write_text(json.dumps({"status": status, "started": started}))
+        os.utime(tmp_path / task / "result.json", (now, now))
+    p = progress(tmp_path, ["a", "b", "c", "d", "e"], since=now - 500, now=now)
+    assert (p["done"], p["passing"], p["errors"], p["done_now"]) == (2, 1, 1, 2)
+    assert p["eta"] == pytest.approx(150.0)  # 50 s per trial since the first one started, 3 left
+    assert progress_line("x", p) == "[x] 2/5 done, 1 passing, 1 errors, elapsed 0:08:20, ETA 0:02:30"
+
+
+def test_followup_prompt_keeps_the_end_of_long_test_output():
+    from rules.trial import FOLLOWUP_CHARS, followup_prompt
+
+    output = "\n".join(f"line {i}" for i in range(5000)) + "\nFAILED test_two\n"
+    text = followup_prompt("Do the thing.\n", output, ["a.py", "b.py"])
+    assert text.startswith("Do the thing.") and "FAILED test_two" in text and "line 0\n" not in text
+    assert "(shortened)" in text and "Fix the code in a.py, b.py" in text and len(text) < FOLLOWUP_CHARS + 600
+
+
+def test_special_files_are_removed_and_symlinks_kept(tmp_path):
+    from rules.trial import remove_special_files, work_diff
+
+    work, stub = tmp_path / "work", tmp_path / "stub"
+    (work / "sub").mkdir(parents=True)
+    stub.mkdir()
+    os.mkfifo(work / "sub" / "pipe")
+    (tmp_path / "host-secret").write_text("HOST-SECRET\n")
+    (work / "link").symlink_to(tmp_path / "host-secret")
+    (work / "a.py").write_text("x = 1\n")
+    assert remove_special_files(work) == ["sub/pipe"]
+    diff = work_diff(stub, work)
+    assert "+x = 1" in diff and "HOST-SECRET" not in diff  # a link is never followed
+
+
 def make_tier(home: Path) -> None:
     """Render the fixture's Python exercises into ``home``'s aider tier with a manifest (no proving: the
     fixture's stubs fail and its ledger passes by construction)."""
@@ -111,7 +152,8 @@ def home(tmp_path_factory, grader_image) -> Path:
     home = tmp_path_factory.mktemp("trials") / "home"
     make_tier(home)
     names = ["noop", "solver", "second-try", "reader", "tamper-tests", "tamper-build", "sleeper", "loud", "slow"]
-    res = run_doit(home, *[f"agent_image:{n}" for n in names], timeout=1200)
+    # jobs=1: doit's JSON reporter loses its output when actions run in threads (they swap sys.stdout)
+    res = run_doit(home, *[f"agent_image:{n}" for n in names], "jobs=1", timeout=1200)
     assert res.code == 0, failure(res)
     return home
 
@@ -144,6 +186,7 @@ def lab_containers(**labels) -> list[str]:
     return out.stdout.split()
 
 
+@docker
 def test_solver_passes_every_task_on_the_first_try(home):
     for task in TASKS:
         r = trial(home, "solver", task)
@@ -161,6 +204,7 @@ def test_solver_passes_every_task_on_the_first_try(home):
     assert (run / "out-1" / "usage.json").is_file()
 
 
+@docker
 def test_second_try_gets_the_test_output_and_passes(home):
     r = trial(home, "second-try")
     assert (r["status"], r["passed_try"]) == ("pass", 2)
@@ -172,6 +216,7 @@ def test_second_try_gets_the_test_output_and_passes(home):
     assert (one["status"], len(one["tries"])) == ("fail", 1)
 
 
+@docker
 def test_an_agent_reading_for_answers_finds_nothing(home):
     r = trial(home, "reader")
     log = (home / "evals" / "aider" / "runs" / "reader" / "python-hello" / "agent-1.log").read_text()
@@ -183,12 +228,14 @@ def test_an_agent_reading_for_answers_finds_nothing(home):
     assert r["status"] == "fail"
 
 
+@docker
 @pytest.mark.parametrize("agent", ["tamper-tests", "tamper-build"])
 def test_editing_tests_or_build_files_does_not_pass(home, agent):
     r = trial(home, agent, tries=1)
     assert r["status"] == "fail" and r["tests"]["ran"] == 3 and r["tests"]["failed"] == 2, r
 
 
+@docker
 def test_sleeping_forever_is_a_timeout_and_leaves_no_container(home):
     r = trial(home, "sleeper")
     assert r["status"] == "timeout" and len(r["tries"]) == 1 and r["tries"][0]["agent"]["timed_out"]
@@ -196,6 +243,7 @@ def test_sleeping_forever_is_a_timeout_and_leaves_no_container(home):
     assert lab_containers(**{"lab.agent": "sleeper"}) == []
 
 
+@docker
 def test_huge_output_is_capped_and_a_huge_work_tree_not_graded(home):
     r = trial(home, "loud")
     run = home / "evals" / "aider" / "runs" / "loud" / "python-hello"
@@ -205,18 +253,23 @@ def test_huge_output_is_capped_and_a_huge_work_tree_not_graded(home):
     assert not (run / "work.diff").exists() and not (home / ".lab" / "trials" / "loud" / "python-hello").exists()
 
 
+@docker
 def test_noop_through_doit_passes_only_the_free_task_then_reports(home):
-    res = run_doit(home, "agent=noop", timeout=600)
-    assert res.code == 0, failure(res)
-    assert {f"eval:noop/{t}" for t in TASKS} <= res.executed("eval:noop/")
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "run", "agent=noop", "jobs=2"],
+                          cwd=home, env={**os.environ, "LAB_HOME": str(home)}, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "[noop] 4/4 done, 1 passing, 0 errors" in proc.stdout, proc.stdout
+    assert "| noop | 25.0% (1/4)" in proc.stdout  # the report is printed last
     data = json.loads((home / "evals" / "aider" / "report.json").read_text())
     noop = next(a for a in data["agents"] if a["agent"] == "noop")
     assert noop["pass_2"]["count"] == 1 and noop["pass_2"]["of"] == 4 and noop["without_free"]["pass_2"]["count"] == 0
     assert {row["task"]: row["outcomes"]["noop"] for row in data["matrix"]}["python-ledger"] == "pass@1"
-    again = run_doit(home, "agent=noop", timeout=600)
+    again = run_doit(home, "agent=noop", "jobs=1", timeout=600)
     assert again.code == 0 and not again.executed("eval:noop/"), "finished trials are never redone"
 
 
+@docker
 def test_resume_after_sigkill_finishes_every_trial_exactly_once(home):
     env = {**os.environ, "LAB_HOME": str(home)}
     cmd = [sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "eval:slow", "jobs=1"]
@@ -272,8 +325,9 @@ class FakeOpenAI(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@docker
 def test_real_aider_cli_passes_with_a_fixed_edit_from_a_local_server(home, monkeypatch):
-    res = run_doit(home, "agent_image:aider", timeout=1800)
+    res = run_doit(home, "agent_image:aider", "jobs=1", timeout=1800)
     assert res.code == 0, failure(res)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -282,7 +336,7 @@ def test_real_aider_cli_passes_with_a_fixed_edit_from_a_local_server(home, monke
         monkeypatch.setenv("AIDER_EDIT_FORMAT", "whole")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-lab-test")
         monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{server.server_port}/v1")
-        res = run_doit(home, "eval:aider/python-hello", timeout=900)
+        res = run_doit(home, "eval:aider/python-hello", "jobs=1", timeout=900)
     finally:
         server.shutdown()
     run = home / "evals" / "aider" / "runs" / "aider" / "python-hello"
