@@ -114,12 +114,12 @@ EXERCISES: dict[str, dict[str, str]] = {
         **_docs("javascript hello"),
         ".meta/config.json": _config(["hello.js"], ["hello.spec.js"], [".meta/proof.ci.js"]),
         "package.json": json.dumps({
-            "name": "@exercism/javascript-hello", "private": True, "type": "module",
+            "name": "@exercism/javascript-hello", "private": True,
             "scripts": {"test": "jest ./*"},
             "devDependencies": {"@babel/core": "^7.25.2", "@exercism/babel-preset-javascript": "^0.2.1",
                                 "jest": "^29.7.0"},
         }, indent=2) + "\n",
-        "babel.config.js": "export default {\n  presets: ['@exercism/babel-preset-javascript'],\n};\n",
+        "babel.config.js": "module.exports = {\n  presets: ['@exercism/babel-preset-javascript'],\n  plugins: [],\n};\n",
         "hello.js": "export const double = (n) => {\n  throw new Error('Remove this statement and implement this function');\n};\n",
         ".meta/proof.ci.js": "export const double = (n) => n * 2;\n",
         "hello.spec.js": textwrap.dedent('''\
