@@ -30,6 +30,7 @@ DOIT_CONFIG = {
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
 from doit import create_after, get_var  # noqa: E402
+from doit.exceptions import TaskFailed  # noqa: E402
 from doit.tools import config_changed  # noqa: E402
 
 from rules import aider  # noqa: E402
@@ -45,25 +46,29 @@ def _flag(name: str) -> bool:
 
 
 def _upstream_settings(suite: Suite) -> tuple[str, str]:
-    """The upstream URL and ref in force: ``upstream=``/``ref=`` on the command line (remembered in
-    ``.lab/upstream/<tier>.json`` for later commands), else the remembered ones, else suite.toml's."""
-    saved_path = STATE / "upstream" / f"{suite.name}.json"
-    saved = read_json(saved_path) or {}
+    """The upstream URL and ref in force: ``upstream=``/``ref=`` on the command line, else the ones the
+    last successful pull used (``.lab/upstream/<tier>.json``), else suite.toml's."""
+    saved = read_json(STATE / "upstream" / f"{suite.name}.json") or {}
     url_var, ref_var = get_var("upstream"), get_var("ref")
     if url_var or ref_var:
         url = url_var or saved.get("upstream") or suite.upstream
         ref = ref_var or (saved.get("ref") if not url_var else None) or suite.ref
-        write_json(saved_path, {"upstream": url, "ref": ref}, only_if_changed=True)
         return url, ref
     return saved.get("upstream") or suite.upstream, saved.get("ref") or suite.ref
 
 
-def _pull(tier: str, url: str, ref: str) -> None:
-    from rules.upstream import checkout
+def _pull(tier: str, url: str, ref: str):
+    from rules.upstream import UpstreamError, checkout
 
     suite = load_suite(tier)
-    commit = checkout(url, ref, suite.checkout_dir)
+    try:
+        commit = checkout(url, ref, suite.checkout_dir, settings=str(suite.dir / "suite.toml"))
+    except UpstreamError as exc:
+        return TaskFailed(str(exc))
+    # remembered only once it worked, for later commands without upstream=/ref=
+    write_json(STATE / "upstream" / f"{tier}.json", {"upstream": url, "ref": ref}, only_if_changed=True)
     print(f"{tier}: {url} at {commit}")
+    return None
 
 
 def task_pull():
@@ -137,7 +142,13 @@ def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None
 def _selection(suite: Suite) -> dict:
     langs = get_var("langs")
     languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
-    limit = None if _flag("all") else int(get_var("limit", suite.sample))
+    raw = get_var("limit", suite.sample)
+    try:
+        limit = None if _flag("all") else int(raw)
+    except ValueError:
+        limit = -1
+    if limit is not None and limit < 1:
+        raise SystemExit(f"limit={raw}: give a whole number of exercises per track, 1 or more (or all=1)")
     return {"languages": languages, "limit": limit}
 
 
@@ -219,7 +230,6 @@ def task_scenarios():
 
 import time  # noqa: E402
 
-from doit.exceptions import TaskFailed  # noqa: E402
 
 from rules.config import ConfigError  # noqa: E402
 

@@ -52,12 +52,13 @@ def is_current(dest: Path, url: str, ref: str) -> bool:
     return record == {"url": url, "ref": ref, "commit": ref} and detached == ref
 
 
-def checkout(url: str, ref: str, dest: Path) -> str:
+def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite.toml") -> str:
     """Make ``dest`` a checkout of ``url`` (a git URL or a local path) at ``ref`` (commit, branch or tag).
 
     Clones into a temporary folder beside ``dest`` and renames it into place, so a failed clone leaves no
     half-made checkout; an existing checkout is fetched and switched (detached) to ``ref``, discarding
-    local edits. Returns the commit SHA. Raises UpstreamError naming ``upstream=``/``ref=`` and suite.toml.
+    local edits. A changed ``url`` is always fetched from, so a wrong one fails here. Returns the commit
+    SHA. Raises UpstreamError naming ``upstream=``/``ref=`` and the ``settings`` file.
     """
     from rules.files import write_json
 
@@ -68,9 +69,10 @@ def checkout(url: str, ref: str, dest: Path) -> str:
     try:
         if (dest / ".git").exists():
             repo = git.Repo(dest)
-            if repo.remotes.origin.url != url:
+            moved = repo.remotes.origin.url != url
+            if moved:
                 repo.remotes.origin.set_url(url)
-            if not (SHA.match(ref) and _has(repo, ref)):
+            if moved or not (SHA.match(ref) and _has(repo, ref)):
                 repo.remotes.origin.fetch(tags=True, force=True)
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +86,7 @@ def checkout(url: str, ref: str, dest: Path) -> str:
     except git.exc.GitCommandError as exc:
         raise UpstreamError(
             f"cannot reach upstream {url!r}: {exc.stderr.strip()[:300] if exc.stderr else exc}. "
-            "Pass upstream=URL_OR_PATH (e.g. a local clone) or change `upstream` in evals/<tier>/suite.toml."
+            f"Pass upstream=URL_OR_PATH (e.g. a local clone) or change `upstream` in {settings}."
         ) from None
     commit = None
     for candidate in (f"origin/{ref}", ref):
@@ -92,7 +94,7 @@ def checkout(url: str, ref: str, dest: Path) -> str:
             commit = repo.commit(candidate).hexsha
             break
     if commit is None:
-        raise UpstreamError(f"upstream {url!r} has no ref {ref!r}. Pass ref=REV or change `ref` in evals/<tier>/suite.toml.")
+        raise UpstreamError(f"upstream {url!r} has no ref {ref!r}. Pass ref=REV or change `ref` in {settings}.")
     repo.git.checkout("--force", "--detach", commit)
     repo.git.clean("-ffdx")
     write_json(_record(dest), {"url": url, "ref": ref, "commit": commit})
