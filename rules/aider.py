@@ -12,12 +12,12 @@ What differs between tracks lives in the ``TRACKS`` table and in ``templates/aid
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rules.files import files_below
 from rules.render import template_files
 
 TIER = "aider"
@@ -95,12 +95,8 @@ class Exercise:
         return f"{self.track}/exercises/practice/{self.slug}"
 
     def files(self) -> list[str]:
-        """Every file of the exercise (what its task depends on) as sorted path strings. (os.walk and plain
-        strings: ten times faster than Path.rglob, and this runs for every exercise on every doit command.)"""
-        out = []
-        for root, _dirs, names in os.walk(self.dir):
-            out += [os.path.join(root, n) for n in names]
-        return sorted(out)
+        """Every file of the exercise (what its task depends on) as sorted path strings."""
+        return files_below(self.dir)
 
 
 @dataclass

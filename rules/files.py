@@ -89,6 +89,15 @@ def tree_digest(root: Path) -> dict[str, str]:
     return out
 
 
+def files_below(folder: Path | str) -> list[str]:
+    """Every file below ``folder`` as sorted path strings. (os.walk and plain strings: about ten times faster
+    than Path.rglob; doit's task creators call this for every exercise and task on every command.)"""
+    out: list[str] = []
+    for root, _dirs, names in os.walk(folder):
+        out += [os.path.join(root, n) for n in names]
+    return sorted(out)
+
+
 def copy_tree_fresh(src: Path, dst: Path) -> None:
     """Copy the tree ``src`` into ``dst`` (created if missing) with fresh mtimes and the same modes.
 

@@ -35,7 +35,7 @@ from doit.tools import config_changed  # noqa: E402
 
 from rules import aider  # noqa: E402
 from rules.config import Suite, load_suite  # noqa: E402
-from rules.files import read_json, write_json  # noqa: E402
+from rules.files import files_below, read_json, write_json  # noqa: E402
 
 TIERS = {"aider": aider}  # tier name → module with discover(), select(), render(), templates_for()
 GENERATOR_VERSION = 1  # bump to re-render every task after a change the templates do not show
@@ -326,15 +326,6 @@ def _finished(result_path: str) -> bool:
     return isinstance(result, dict) and result.get("status") in FINISHED
 
 
-def _files_below(folder: str) -> list[str]:
-    """Every file below ``folder`` (paths as strings, sorted): os.walk is several times faster than
-    pathlib's rglob, and this runs for every task on every doit command."""
-    out = []
-    for root, _dirs, names in os.walk(folder):
-        out += [os.path.join(root, n) for n in names]
-    return sorted(out)
-
-
 def task_eval():
     """Run an agent over a tier's published tasks: ``eval:<agent>`` (every trial), ``eval:<agent>/<task>``
     (one); ``tries=N`` (default 2). A trial whose result is an ``error`` runs again next time."""
@@ -346,7 +337,7 @@ def task_eval():
     tasks = _published(tier)
     tries = int(get_var("tries", TRIES))
     since = time.time()
-    files = {t: _files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
+    files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
     settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})
     runs = str(suite.runs_dir)
     for name, agent in agents.items():
