@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rules import sandbox
@@ -37,6 +37,8 @@ class Grade:
     seconds: float
     output: str
     oom_killed: bool = False
+    verdict: str = "fail"  # "pass", "fail" or "tampered" (the report shows signs of forging; never a pass)
+    evidence: list[str] = field(default_factory=list)  # why the verdict is not "pass": one line per check that tripped
 
     def to_json(self, with_output: bool = False) -> dict:
         d = asdict(self)
@@ -76,4 +78,4 @@ def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_
     passed = (res.exit_code == 0 and not res.timed_out and ran > 0 and bad == 0 and ok == ran)
     return Grade(passed=passed, ran=ran, passed_tests=ok, failed_tests=bad, exit_code=res.exit_code,
                  timed_out=res.timed_out, seconds=round(res.seconds, 3), output=res.output,
-                 oom_killed=res.oom_killed)
+                 oom_killed=res.oom_killed, verdict="pass" if passed else "fail")
