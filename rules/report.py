@@ -174,6 +174,22 @@ def _counts(words: list[str]) -> dict:
             "stale": words.count("stale"), "missing": words.count("missing")}
 
 
+def graded_by(results: list[dict]) -> list[dict]:
+    """Which grader images graded these results: ``[{"grader_image_id", "trials", "regraded"}]``, most trials
+    first, from result.json ``graded`` (``grader_image_id``, ``regraded``) or else ``images.grader.id``;
+    results naming no image are left out."""
+    seen: dict[str, list[int]] = {}
+    for res in results:
+        graded = res.get("graded") if isinstance(res.get("graded"), dict) else {}
+        image = graded.get("grader_image_id") or ((res.get("images") or {}).get("grader") or {}).get("id")
+        if image:
+            n = seen.setdefault(str(image), [0, 0])
+            n[0] += 1
+            n[1] += bool(graded.get("regraded"))
+    return [{"grader_image_id": image, "trials": n, "regraded": m}
+            for image, (n, m) in sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))]
+
+
 def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
     """One run's row of the report.
 
@@ -182,6 +198,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
     "finished", "pass_1", "pass_2"}}`` (repeat 1; rates as ``rate`` dicts) ``, "repeat_rates": {"pass_1": spread, "pass_2":
     spread}, "per_repeat": [{"repeat", "pass_1", "pass_2", <counts>}], <counts>, "error_messages": [{"kind",
     "message", "count", "trials"}], "tampered_evidence": [{"task", "repeat", "try", "status", "evidence"}],
+    "graded_by": graded_by(...),
     "median_agent_seconds", "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` where
     <counts> is ``trials, finished, errors, errors_agent, errors_infrastructure, timeouts, tampered, stale,
     missing``: numbers of trials over all repeats (``missing``: tasks without a record in a repeat that has
@@ -224,7 +241,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
         "per_repeat": per_repeat, **_counts(everything),
         "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
                            for (kind, msg), names in sorted(messages.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
-        "tampered_evidence": evidence,
+        "tampered_evidence": evidence, "graded_by": graded_by([res for _k, _t, res in current]),
         "median_agent_seconds": round(statistics.median(agent_seconds), 3) if agent_seconds else None,
         **_usage([res for _k, _t, res in current]),
     }
@@ -277,7 +294,7 @@ def compare(a: Run, b: Run, tasks: list[TaskRow], tries: int) -> dict:
 
 def warnings_of(rows: list[dict]) -> list[str]:
     """Loud one-line warnings about rows whose numbers say little: most trials ended in ``error``, a repeat
-    is incomplete, trials are stale or tampered."""
+    is incomplete or repeat 1 is absent, trials are stale or tampered."""
     out = []
     for row in rows:
         if row["trials"] and row["errors"] * 2 > row["trials"]:
@@ -290,6 +307,9 @@ def warnings_of(rows: list[dict]) -> list[str]:
         if row["stale"]:
             out.append(f"{row['label']}: {row['stale']} stale trial(s) (another task version or agent definition),"
                        f" counted as not passed until run again")
+        if 1 not in row["repeats"] or not row["per_repeat"][0]["trials"]:
+            out.append(f"{row['label']}: no trial of repeat 1, which pass@k and the paired tests use; "
+                       f"see its other repeats")
         if len(row["repeats"]) > 1:
             short = [p for p in row["per_repeat"] if p["missing"]]
             if short:
@@ -544,6 +564,7 @@ def render_pages(report: dict) -> dict[str, str]:
     env = environment().overlay()
     env.filters.update(pct=pct, ci=ci, pvalue=pvalue, mean_sd=mean_sd, settings_text=settings_text,
                        word_text=word_text, word_class=word_class, word_short=word_short,
+                       short_id=lambda i: i if len(i) <= 19 else i[:19] + "…",
                        p2=lambda p: "<0.0001" if p < 1e-4 else f"{p:.2g}",
                        passes=lambda words: sum(w.startswith("pass@") for w in words), si=si,
                        fit=lambda text, chars: fit(text, chars * CHAR_PX),

@@ -333,3 +333,23 @@ def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
     assert "mine (model-x)" in res.stdout and "provider said 401" in res.stdout
     for page in ("report.md", "report.html", "report.leaderboard.yml"):
         assert (home / "evals" / "aider" / page).is_file()
+
+
+def test_graded_by_names_the_grader_image_and_regraded_trials():
+    results = [{"images": {"grader": {"id": "sha256:old"}}},
+               {"images": {"grader": {"id": "sha256:old"}}, "graded": {"grader_image_id": "sha256:new", "regraded": True}},
+               {"graded": {"grader_image_id": "sha256:new", "regraded": False}}, {"status": "error"}]
+    assert report.graded_by(results) == [{"grader_image_id": "sha256:new", "trials": 2, "regraded": 1},
+                                         {"grader_image_id": "sha256:old", "trials": 1, "regraded": 0}]
+    run = _run("r", {1: {"python-a": {**_res("pass", 1), "graded": {"grader_image_id": "sha256:new", "regraded": True}}}})
+    r = build_report("aider", TASKS, [run], generated="2025-01-02T03:04:05+00:00")
+    assert r["agents"][0]["graded_by"] == [{"grader_image_id": "sha256:new", "trials": 1, "regraded": 1}]
+    assert "| r | sha256:new | 1 | 1 |" in render_pages(r)["report.md"]
+
+
+def test_a_run_without_repeat_1_is_flagged():
+    run = _run("late", {2: _passing("python-a")})
+    r = build_report("aider", TASKS, [run], generated="2025-01-02T03:04:05+00:00")
+    row = r["agents"][0]
+    assert row["repeats"] == [2] and row["pass_2"]["count"] == 0 and row["per_repeat"][0]["pass_2"]["count"] == 1
+    assert any(w.startswith("late: no trial of repeat 1") for w in r["warnings"])
