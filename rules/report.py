@@ -195,11 +195,11 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
 
     Returns ``{"run", "label", "agent", "settings", "command", "tasks", "free", "repeats": [k, ...],
     "pass_1", "pass_2", "without_free": {"tasks", "pass_1", "pass_2"}, "languages": {lang: {"tasks",
-    "finished", "pass_1", "pass_2"}}`` (repeat 1; rates as ``rate`` dicts) ``, "repeat_rates": {"pass_1": spread, "pass_2":
-    spread}, "per_repeat": [{"repeat", "pass_1", "pass_2", <counts>}], <counts>, "error_messages": [{"kind",
-    "message", "count", "trials"}], "tampered_evidence": [{"task", "repeat", "try", "status", "evidence"}],
-    "graded_by": graded_by(...),
-    "median_agent_seconds", "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` where
+    "finished", "pass_1", "pass_2"}}`` (all of repeat 1; rates as ``rate`` dicts) ``, "repeat_rates":
+    {"pass_1": spread, "pass_2": spread}, "per_repeat": [{"repeat", "pass_1", "pass_2", <counts>}], <counts>,
+    "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task", "repeat",
+    "try", "status", "evidence"}], "graded_by": [see graded_by], "median_agent_seconds", "tokens_sent",
+    "tokens_received", "cost", "usage_known", "leaderboard"}`` (aider's record keys, repeat 1) where
     <counts> is ``trials, finished, errors, errors_agent, errors_infrastructure, timeouts, tampered, stale,
     missing``: numbers of trials over all repeats (``missing``: tasks without a record in a repeat that has
     records). Seconds are over finished trials, usage over every trial that is not stale (all repeats).
@@ -247,7 +247,8 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
     }
     for lang in sorted({r.language for r in tasks}):
         rows = [r for r in tasks if r.language == lang]
-        row["languages"][lang] = {"tasks": len(rows), "finished": sum(finished(first.get(r.task, "missing")) for r in rows),
+        row["languages"][lang] = {"tasks": len(rows),
+                                  "finished": sum(finished(first.get(r.task, "missing")) for r in rows),
                                   "pass_1": rate(count(rows, 1), len(rows)), "pass_2": rate(count(rows, 2), len(rows))}
     n = len(tasks)
     first_current = [(t, res) for kk, t, res in current if kk == 1]
@@ -261,7 +262,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
         "total_tests": n, "pass_rate_1": round(100 * count(tasks, 1) / n, 1) if n else 0.0,
         "pass_rate_2": round(100 * count(tasks, 2) / n, 1) if n else 0.0,
         "pass_num_1": count(tasks, 1), "pass_num_2": count(tasks, 2),
-        "error_outputs": per_repeat[0]["errors"], "test_timeouts": grading_timeouts,
+        "error_outputs": sum(w.startswith("error:") for w in first.values()), "test_timeouts": grading_timeouts,
         "seconds_per_case": round(sum(seconds) / len(seconds), 1) if seconds else 0.0,
         "total_cost": round(usage1["cost"], 4) if usage1["cost"] is not None else 0.0,
         "prompt_tokens": usage1["tokens_sent"], "completion_tokens": usage1["tokens_received"],
@@ -344,7 +345,8 @@ def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: st
             if len(row["repeats"]) > 1:
                 entry["repeats"][r.run] = [r.outcomes.get(k, {}).get(t.task, "missing") for k in row["repeats"]]
             if entry["outcomes"][r.run] == "tampered":
-                entry["evidence"][r.run] = [line for tt in tampered_tries(r.results[1][t.task]) for line in tt["evidence"]]
+                tries = tampered_tries(r.results[1][t.task])
+                entry["evidence"][r.run] = [line for tt in tries for line in tt["evidence"]]
         matrix.append(entry)
     return {
         "version": REPORT_FORMAT, "tier": tier, "generated": generated,
@@ -494,10 +496,11 @@ def leaderboard(report: dict, width: int = 1180) -> dict:
             notes.append(f"{row['stale']} stale")
         value = f"{100 * (p2['rate'] or 0):.1f}% [{100 * lo:.0f}–{100 * hi:.0f}]"
         full = f"{i + 1}. {row['label']}"
+        title = f"{full}: pass@2 {pct(p2)} {ci(p2)}, pass@1 {pct(p1)}"
+        if mean is not None:
+            title += f"; over repeats {mean_sd(row['repeat_rates']['pass_2'])}"
         out["rows"].append({
-            "y": round(y, 1), "mid": round(y + bar_h / 2, 1), "h": bar_h,
-            "label": fit(full, label_w - 14), "title": f"{full}: pass@2 {pct(p2)} {ci(p2)}, pass@1 {pct(p1)}"
-                                                       + (f"; over repeats {mean_sd(row['repeat_rates']['pass_2'])}" if mean is not None else ""),
+            "y": round(y, 1), "mid": round(y + bar_h / 2, 1), "h": bar_h, "label": fit(full, label_w - 14), "title": title,
             "w1": round(pw * (p1["rate"] or 0), 1), "w2": round(pw * (p2["rate"] or 0), 1),
             "lo": round(x0 + pw * lo, 1), "hi": round(x0 + pw * hi, 1),
             "mean": round(x0 + pw * mean, 1) if mean is not None else None,
