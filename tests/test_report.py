@@ -353,3 +353,11 @@ def test_a_run_without_repeat_1_is_flagged():
     row = r["agents"][0]
     assert row["repeats"] == [2] and row["pass_2"]["count"] == 0 and row["per_repeat"][0]["pass_2"]["count"] == 1
     assert any(w.startswith("late: no trial of repeat 1") for w in r["warnings"])
+
+
+def test_pages_render_without_runs_or_tasks():
+    empty = build_report("aider", TASKS, [], generated="2025-01-02T03:04:05+00:00")
+    assert "No results yet" in render_pages(empty)["report.html"] and empty["agents"] == []
+    no_tasks = build_report("aider", [], [_run("noop", {1: {}})], generated="2025-01-02T03:04:05+00:00")
+    pages = render_pages(no_tasks)
+    assert no_tasks["agents"][0]["pass_2"]["rate"] is None and "| noop | – " in pages["report.md"]
