@@ -590,21 +590,44 @@ def trial_folder(name: str) -> tuple[str, int]:
     return name, 1
 
 
-def _stale(result: dict, task_digest: str, agent) -> bool:
-    """True when ``result`` no longer counts as the trial of the current task and agent: its key's task
-    digest differs from ``task_digest`` (the published task's), or ``agent`` (the current definition, or
-    None when unknown) has another digest. The one place the report decides staleness: at the merge it
-    becomes ``rules.trial.trial_state(result, trial) != "current"`` (a trial due to be re-graded is not
-    current either)."""
+def _stale(result: dict, task_digest: str, agent, trial_dir: Path | None = None) -> bool:
+    """True when ``result`` finished but no longer counts as the trial of the current task and agent: its
+    key's task digest differs from ``task_digest`` (the published task's), or ``agent`` (the run's current
+    definition with the run's setting values; None when unknown) has another digest. An ``error`` is never
+    stale: it shows as the error it is (and is retried by the next run anyway).
+
+    The one place the report decides staleness. At the merge it becomes ``result.get("status") in FINISHED
+    and rules.trial.trial_state(...) != "current"`` for the trial in ``trial_dir`` (via the runs branch's
+    ``result_state_for_report``); a trial due to be re-graded is not current either."""
+    if not finished(cell(result)):
+        return False
     key = result.get("key") or {}
     return key.get("task_digest") != task_digest or (agent is not None and key.get("agent_digest") != agent.digest)
+
+
+def run_agent(agents: dict, name: str, settings: dict):
+    """The current definition of a run's agent with the run's setting values, or None (unknown agent, or
+    settings the definition cannot take). Uses ``Agent.with_values`` where rules.agents has it; without it a
+    run with setting values cannot be checked against the definition and gets None."""
+    agent = agents.get(name)
+    if agent is None or not settings:
+        return agent
+    with_values = getattr(agent, "with_values", None)
+    if with_values is None:
+        return None
+    from rules.config import ConfigError
+
+    try:
+        return with_values(settings)
+    except ConfigError:  # AgentError: settings this definition does not declare
+        return None
 
 
 def load_runs(runs_dir: Path, tasks: list[TaskRow], digests: dict[str, str], agents: dict) -> tuple[list[Run], list[str]]:
     """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
     (runs, notes). ``digests`` maps a task to its current digest, ``agents`` an agent name to its current
-    definition. A run's label, agent and settings come from its ``run.json`` (the folder name, and no
-    settings, when there is none); ``notes`` name records that could not be read."""
+    definition. A run's label, agent and settings come from its ``run.json`` (without one: the folder name,
+    and the settings its results record); ``notes`` name records that could not be read."""
     from rules.files import read_json
 
     published = {r.task for r in tasks}
@@ -618,8 +641,7 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], digests: dict[str, str], age
             meta = {}
             notes.append(f"{folder / 'run.json'}: not valid JSON; using the folder name as the run's label")
         meta = meta if isinstance(meta, dict) else {}
-        run = Run(run=folder.name, label=str(meta.get("label") or folder.name),
-                  agent=str(meta.get("agent") or folder.name), settings=dict(meta.get("settings") or {}))
+        records = []
         for trial in sorted(p for p in folder.glob("*") if p.is_dir()):
             task, k = trial_folder(trial.name)
             if task not in published:
@@ -629,19 +651,19 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], digests: dict[str, str], age
             except ValueError:
                 notes.append(f"{trial / 'result.json'}: not valid JSON; the trial counts as missing")
                 continue
-            if not isinstance(res, dict):
-                continue
-            agent = agents.get(run.agent)
-            # a run with setting values is checked on the task digest alone until trial_state decides
-            mine = agent if not run.settings else None
-            run.outcomes.setdefault(k, {})[task] = cell(res, _stale(res, digests[task], mine))
+            if isinstance(res, dict):
+                records.append((trial, task, k, res))
+        if not records:
+            continue
+        settings = meta.get("settings") if "settings" in meta else records[0][3].get("settings")
+        run = Run(run=folder.name, label=str(meta.get("label") or folder.name),
+                  agent=str(meta.get("agent") or folder.name), settings=dict(settings or {}))
+        agent = run_agent(agents, run.agent, run.settings)
+        run.command = " ".join(agents[run.agent].command) if run.agent in agents else None
+        for trial, task, k, res in records:
+            run.outcomes.setdefault(k, {})[task] = cell(res, _stale(res, digests[task], agent, trial))
             run.results.setdefault(k, {})[task] = res
-            if not meta and res.get("settings"):
-                run.settings = dict(res["settings"])
-        if run.results:
-            agent = agents.get(run.agent)
-            run.command = " ".join(agent.command) if agent is not None else None
-            runs.append(run)
+        runs.append(run)
     return runs, notes
 
 

@@ -329,7 +329,8 @@ def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
     assert mine["pass_2"]["count"] == 0 and mine["finished"] == 1  # the pass is stale: the task changed
     assert [row["outcomes"]["mine"] for row in data["matrix"]] == ["stale", "fail", "missing"]
     assert (crashed["label"], crashed["settings"], crashed["repeats"]) == ("mine (model-x)", {"model": "model-x"}, [1, 2])
-    assert crashed["stale"] == 1 and crashed["errors_agent"] == 3 and crashed["missing"] == 2  # repeat 2: one of 3
+    # python-a's task changed since, but an error shows as the error it is, never as stale; repeat 2 has one of 3
+    assert crashed["stale"] == 0 and crashed["errors_agent"] == 4 and crashed["missing"] == 2
     assert "mine (model-x)" in res.stdout and "provider said 401" in res.stdout
     for page in ("report.md", "report.html", "report.leaderboard.yml"):
         assert (home / "evals" / "aider" / page).is_file()
@@ -361,3 +362,34 @@ def test_pages_render_without_runs_or_tasks():
     no_tasks = build_report("aider", [], [_run("noop", {1: {}})], generated="2025-01-02T03:04:05+00:00")
     pages = render_pages(no_tasks)
     assert no_tasks["agents"][0]["pass_2"]["rate"] is None and "| noop | – " in pages["report.md"]
+
+
+def test_stale_only_for_finished_results_of_another_task_or_definition():
+    class Def:
+        digest = "agent-now"
+
+    key = {"task_digest": "task-now", "agent_digest": "agent-now"}
+    assert not report._stale({"status": "pass", "key": key}, "task-now", Def())
+    assert report._stale({"status": "fail", "key": key}, "task-changed", Def())
+    assert report._stale({"status": "tampered", "key": {**key, "agent_digest": "agent-then"}}, "task-now", Def())
+    assert not report._stale({"status": "fail", "key": {**key, "agent_digest": "agent-then"}}, "task-now", None)
+    assert not report._stale({"status": "error", "key": {}}, "task-now", Def())  # shown as the error it is
+
+
+def test_run_agent_applies_the_run_settings_when_the_definition_can():
+    from rules.config import ConfigError
+
+    class Plain:
+        digest = "plain"
+
+    class WithSettings(Plain):
+        def with_values(self, values):
+            if set(values) != {"model"}:
+                raise ConfigError("no such setting")
+            return ("resolved", values["model"])
+
+    assert report.run_agent({"a": Plain()}, "a", {}).digest == "plain"
+    assert report.run_agent({"a": Plain()}, "a", {"model": "x"}) is None  # cannot be checked: no digest compared
+    assert report.run_agent({"a": WithSettings()}, "a", {"model": "x"}) == ("resolved", "x")
+    assert report.run_agent({"a": WithSettings()}, "a", {"size": "x"}) is None
+    assert report.run_agent({}, "a", {}) is None
