@@ -466,7 +466,7 @@ def leaderboard(report: dict, width: int = 1180) -> dict:
     with its 95% Wilson interval as a whisker, pass@1 as the darker inner bar, the mean over repeats as a
     diamond (runs with repeats). ``{"width", "height", "plot": {"x0", "x1", "y0", "y1"}, "grid": [{"x",
     "text"}], "legend": [{"x", "kind", "text"}], "rows": [{"y", "mid", "h", "label", "title", "w1", "w2",
-    "lo", "hi", "mean", "value", "note"}]}`` in SVG user units (x values absolute, ``w1``/``w2`` widths)."""
+    "lo", "hi", "mean", "value", "note", "note_x"}]}`` in SVG user units (x values absolute, ``w1``/``w2`` widths)."""
     rows = report["agents"]
     label_w, right_w, top, row_h, bar_h, bottom = label_width(rows), 350, 46, 24, 14, 10
     x0, x1 = label_w, width - right_w
