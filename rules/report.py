@@ -1,15 +1,27 @@
-"""The comparison report: every agent with results on a tier, in Markdown, JSON and a self-contained HTML page.
+"""The comparison report: every run with results on a tier, in Markdown, JSON and a self-contained HTML page.
+
+A *run* is an agent with its setting values (``evals/<tier>/runs/<run>/``, named in its ``run.json``); the
+report has one row per run, labelled with ``run.json``'s ``label`` (the folder name when there is none), and
+shows every run that has any trial record, including runs whose every trial ended in ``error``.
 
 Denominators are honest: pass@1 and pass@2 are over *all* the tier's published tasks (status ``kept`` or
 ``free`` in the manifest); a trial that did not finish (missing, an ``error``, or ``stale``: run on another
-version of the task or of the agent's definition) counts as not passed. Rates come with a 95% Wilson score
-interval; free tasks (whose stub passes by design) are marked, and every rate is also given without them. Two
-agents are compared on the tasks both finished with an exact McNemar test (two-sided binomial test on the
-discordant pairs). The aider leaderboard's record keys (``pass_rate_1``, ``pass_rate_2``, ``test_cases``,
-``seconds_per_case``, ``total_cost``, ...) are written per agent so results sit beside published numbers.
+version of the task or of the agent's definition) counts as not passed, and a ``tampered`` trial (the graded
+code forged its test report) is finished and never passed. Rates come with a 95% Wilson score interval; free
+tasks (whose stub passes by design) are marked, and every rate is also given without them.
 
-Pure functions compute the numbers from results; ``write_report`` reads the files and writes the three pages
-plus ``report.leaderboard.yml``.
+Repeats (``runs/<run>/<task>/`` is repeat 1, ``runs/<run>/<task>@<k>/`` repeat k): pass@k, its interval, the
+per-language rates and the McNemar tests use repeat 1, so that every run is measured the same way and pairs
+stay paired task by task; each run also gets the mean of its per-repeat rates with their sample standard
+deviation and range. Two runs are compared on the tasks both finished with an exact McNemar test (two-sided
+binomial test on the discordant pairs). Counts of trials (finished, errors by kind, tampered, timeouts, stale,
+missing) and usage are over all repeats. The aider leaderboard's record keys (``pass_rate_1``,
+``pass_rate_2``, ``test_cases``, ``seconds_per_case``, ``total_cost``, ...) are written per run (repeat 1) so
+results sit beside published numbers.
+
+Pure functions compute the numbers from results (``build_report``) and the charts' geometry (``leaderboard``,
+``heatmap``); ``load`` reads the files and ``write_report`` writes the three pages plus
+``report.leaderboard.yml``.
 """
 from __future__ import annotations
 
@@ -18,12 +30,14 @@ import itertools
 import json
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 ALPHA = 0.05
-PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0")
+ERROR_KINDS = ("agent", "infrastructure")
+REPEAT_SEP = "@"  # runs/<run>/<task>@<k>/ holds repeat k (k >= 2)
 
 
 # ---- the numbers ----
@@ -55,6 +69,16 @@ def rate(k: int, n: int) -> dict:
     return {"count": k, "of": n, "rate": k / n if n else None, "ci": list(wilson(k, n) or []) or None}
 
 
+def spread(rates: list[float]) -> dict:
+    """Mean and spread of per-repeat rates (fractions): ``{"repeats", "rates", "mean", "sd", "min", "max"}``;
+    ``sd`` is the sample standard deviation (n - 1 in the denominator), None below two repeats; the others
+    are None when there are no rates."""
+    if not rates:
+        return {"repeats": 0, "rates": [], "mean": None, "sd": None, "min": None, "max": None}
+    return {"repeats": len(rates), "rates": list(rates), "mean": statistics.fmean(rates),
+            "sd": statistics.stdev(rates) if len(rates) > 1 else None, "min": min(rates), "max": max(rates)}
+
+
 @dataclass(frozen=True)
 class TaskRow:
     """A published task of the tier: name, language, exercise and whether it is free."""
@@ -65,9 +89,52 @@ class TaskRow:
     free: bool
 
 
+@dataclass
+class Run:
+    """One run's trials: ``run`` (its folder name), ``label`` (what the report shows), ``agent``,
+    ``settings`` (setting name -> value), the agent's ``command`` (or None), and per repeat (1-based) the
+    outcome word (``cell``) and the result data of each task that has a record."""
+
+    run: str
+    label: str
+    agent: str
+    settings: dict = field(default_factory=dict)
+    command: str | None = None
+    outcomes: dict[int, dict[str, str]] = field(default_factory=dict)
+    results: dict[int, dict[str, dict]] = field(default_factory=dict)
+
+
+def error_kind(result: dict) -> str:
+    """``"agent"`` or ``"infrastructure"``: who an ``error`` result is on (result.json ``error_kind``).
+    A record written before lab told the two apart counts as infrastructure, which is what ``error`` meant
+    then."""
+    kind = result.get("error_kind")
+    if kind is None and isinstance(result.get("error"), dict):
+        kind = result["error"].get("kind") or result["error"].get("error_kind")
+    return kind if kind in ERROR_KINDS else "infrastructure"
+
+
+def error_message(result: dict) -> str:
+    """The one-line message of an ``error`` result (``""`` when there is none)."""
+    err = result.get("error")
+    if isinstance(err, dict):
+        err = err.get("message")
+    return " ".join(str(err or "").split())
+
+
+def tampered_tries(result: dict) -> list[dict]:
+    """The tries of ``result`` whose grading said ``tampered``: ``[{"try", "evidence": [lines]}]``."""
+    out = []
+    for i, t in enumerate(result.get("tries") or [], 1):
+        grade = t.get("grade") or {}
+        if grade.get("verdict") == "tampered" or t.get("outcome") == "tampered":
+            out.append({"try": t.get("try", i), "evidence": [str(e) for e in grade.get("evidence") or []]})
+    return out
+
+
 def cell(result: dict | None, stale: bool = False) -> str:
-    """A trial's outcome in one word: ``pass@N`` (passed on try N), ``fail``, ``timeout``, ``error``,
-    ``stale`` or ``missing``."""
+    """A trial's outcome in one word: ``pass@N`` (passed on try N), ``fail``, ``timeout``, ``tampered``,
+    ``error:agent``, ``error:infrastructure``, ``stale`` or ``missing``."""
     if result is None:
         return "missing"
     if stale:
@@ -75,7 +142,9 @@ def cell(result: dict | None, stale: bool = False) -> str:
     status = result.get("status")
     if status == "pass":
         return f"pass@{result.get('passed_try') or 1}"
-    return status if status in ("fail", "timeout", "error") else "error"
+    if status in ("fail", "timeout", "tampered"):
+        return status
+    return f"error:{error_kind(result)}"
 
 
 def passed_within(outcome: str, tries: int) -> bool:
@@ -84,102 +153,207 @@ def passed_within(outcome: str, tries: int) -> bool:
 
 
 def finished(outcome: str) -> bool:
-    """True for pass/fail/timeout outcomes: the trial ran to its end on the current task and definition."""
-    return outcome.startswith("pass@") or outcome in ("fail", "timeout")
+    """True for pass/fail/timeout/tampered outcomes: the trial ran to its end on the current task and
+    definition."""
+    return outcome.startswith("pass@") or outcome in ("fail", "timeout", "tampered")
 
 
-def summarize(agent: str, tasks: list[TaskRow], outcomes: dict[str, str], results: dict[str, dict],
-              command: str | None = None, today: str | None = None) -> dict:
-    """One agent's row of the report, from the outcome word of each task (``cell``) and the results.
+def _usage(results: list[dict]) -> dict:
+    usages = [r.get("usage") for r in results if r.get("usage")]
+    costs = [u["cost"] for u in usages if u.get("cost") is not None]
+    return {"tokens_sent": sum(u.get("tokens_sent") or 0 for u in usages) if usages else None,
+            "tokens_received": sum(u.get("tokens_received") or 0 for u in usages) if usages else None,
+            "cost": round(sum(costs), 6) if costs else None, "usage_known": len(usages)}
 
-    Returns ``{"agent", "tasks", "free", "pass_1", "pass_2", "without_free": {"tasks", "pass_1", "pass_2"},
-    "languages": {lang: {"tasks", "pass_1", "pass_2"}}, "finished", "errors", "timeouts", "stale",
-    "missing", "median_agent_seconds", "tokens_sent", "tokens_received", "cost", "usage_known",
-    "leaderboard"}``. Rates use ``rate``; seconds and usage are over finished trials only.
+
+def _counts(words: list[str]) -> dict:
+    return {"trials": sum(w != "missing" for w in words), "finished": sum(finished(w) for w in words),
+            "errors": sum(w.startswith("error:") for w in words),
+            "errors_agent": words.count("error:agent"), "errors_infrastructure": words.count("error:infrastructure"),
+            "timeouts": words.count("timeout"), "tampered": words.count("tampered"),
+            "stale": words.count("stale"), "missing": words.count("missing")}
+
+
+def graded_by(results: list[dict]) -> list[dict]:
+    """Which grader images graded these results: ``[{"grader_image_id", "trials", "regraded"}]``, most trials
+    first, from result.json ``graded`` (``grader_image_id``, ``regraded``) or else ``images.grader.id``;
+    results naming no image are left out."""
+    seen: dict[str, list[int]] = {}
+    for res in results:
+        graded = res.get("graded") if isinstance(res.get("graded"), dict) else {}
+        image = graded.get("grader_image_id") or ((res.get("images") or {}).get("grader") or {}).get("id")
+        if image:
+            n = seen.setdefault(str(image), [0, 0])
+            n[0] += 1
+            n[1] += bool(graded.get("regraded"))
+    return [{"grader_image_id": image, "trials": n, "regraded": m}
+            for image, (n, m) in sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))]
+
+
+def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
+    """One run's row of the report.
+
+    Returns ``{"run", "label", "agent", "settings", "command", "tasks", "free", "repeats": [k, ...],
+    "pass_1", "pass_2", "without_free": {"tasks", "pass_1", "pass_2"}, "languages": {lang: {"tasks",
+    "finished", "pass_1", "pass_2"}}`` (all of repeat 1; rates as ``rate`` dicts) ``, "repeat_rates":
+    {"pass_1": spread, "pass_2": spread}, "per_repeat": [{"repeat", "pass_1", "pass_2", <counts>}], <counts>,
+    "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task", "repeat",
+    "try", "status", "evidence"}], "graded_by": [see graded_by], "median_agent_seconds", "tokens_sent",
+    "tokens_received", "cost", "usage_known", "leaderboard"}`` (aider's record keys, repeat 1) where
+    <counts> is ``trials, finished, errors, errors_agent, errors_infrastructure, timeouts, tampered, stale,
+    missing``: numbers of trials over all repeats (``missing``: tasks without a record in a repeat that has
+    records). Seconds are over finished trials, usage over every trial that is not stale (all repeats).
     """
-    def count(rows: list[TaskRow], tries: int) -> int:
+    repeats = sorted(k for k in run.outcomes if run.outcomes[k]) or [1]
+    first = run.outcomes.get(1, {})
+    kept = [r for r in tasks if not r.free]
+
+    def count(rows: list[TaskRow], tries: int, outcomes: dict[str, str] = first) -> int:
         return sum(passed_within(outcomes.get(r.task, "missing"), tries) for r in rows)
 
-    kept = [r for r in tasks if not r.free]
-    languages = sorted({r.language for r in tasks})
-    done = [r for r in tasks if finished(outcomes.get(r.task, "missing"))]
-    words = [outcomes.get(r.task, "missing") for r in tasks]
-    agent_seconds = [results[r.task].get("agent_seconds", 0.0) for r in done]
-    seconds = [results[r.task].get("seconds", 0.0) for r in done]
-    usages = [results[r.task].get("usage") for r in done if results[r.task].get("usage")]
-    sent = sum(u.get("tokens_sent") or 0 for u in usages)
-    received = sum(u.get("tokens_received") or 0 for u in usages)
-    costs = [u["cost"] for u in usages if u.get("cost") is not None]
-    grading_timeouts = sum(1 for r in done for t in results[r.task].get("tries", [])
-                           if (t.get("grade") or {}).get("timed_out"))
+    words = {k: [run.outcomes.get(k, {}).get(r.task, "missing") for r in tasks] for k in repeats}
+    per_repeat = [{"repeat": k, "pass_1": rate(count(tasks, 1, run.outcomes.get(k, {})), len(tasks)),
+                   "pass_2": rate(count(tasks, 2, run.outcomes.get(k, {})), len(tasks)), **_counts(words[k])}
+                  for k in repeats]
+    everything = [w for k in repeats for w in words[k]]
+    current = [(k, r.task, run.results[k][r.task]) for k in repeats for r in tasks
+               if r.task in run.results.get(k, {}) and run.outcomes[k].get(r.task) != "stale"]
+    done = [res for k, t, res in current if finished(run.outcomes[k][t])]
+    agent_seconds = [res.get("agent_seconds", 0.0) for res in done]
+    messages: dict[tuple[str, str], list[str]] = {}
+    evidence = []
+    for k, t, res in current:
+        name = t if k == 1 else f"{t}{REPEAT_SEP}{k}"
+        if run.outcomes[k][t].startswith("error:"):
+            messages.setdefault((error_kind(res), error_message(res) or "(no message)"), []).append(name)
+        for tt in tampered_tries(res):
+            evidence.append({"task": t, "repeat": k, "try": tt["try"], "status": res.get("status"),
+                             "evidence": tt["evidence"]})
     row = {
-        "agent": agent, "tasks": len(tasks), "free": len(tasks) - len(kept),
+        "run": run.run, "label": run.label, "agent": run.agent, "settings": dict(run.settings),
+        "command": run.command, "tasks": len(tasks), "free": len(tasks) - len(kept), "repeats": repeats,
         "pass_1": rate(count(tasks, 1), len(tasks)), "pass_2": rate(count(tasks, 2), len(tasks)),
         "without_free": {"tasks": len(kept), "pass_1": rate(count(kept, 1), len(kept)),
                          "pass_2": rate(count(kept, 2), len(kept))},
         "languages": {},
-        "finished": len(done), "errors": words.count("error"), "timeouts": words.count("timeout"),
-        "stale": words.count("stale"), "missing": words.count("missing"),
+        "repeat_rates": {m: spread([p[m]["rate"] for p in per_repeat if p[m]["rate"] is not None])
+                         for m in ("pass_1", "pass_2")},
+        "per_repeat": per_repeat, **_counts(everything),
+        "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
+                           for (kind, msg), names in sorted(messages.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
+        "tampered_evidence": evidence, "graded_by": graded_by([res for _k, _t, res in current]),
         "median_agent_seconds": round(statistics.median(agent_seconds), 3) if agent_seconds else None,
-        "tokens_sent": sent if usages else None, "tokens_received": received if usages else None,
-        "cost": round(sum(costs), 6) if costs else None, "usage_known": len(usages),
+        **_usage([res for _k, _t, res in current]),
     }
-    for lang in languages:
+    for lang in sorted({r.language for r in tasks}):
         rows = [r for r in tasks if r.language == lang]
-        row["languages"][lang] = {"tasks": len(rows), "pass_1": rate(count(rows, 1), len(rows)),
-                                  "pass_2": rate(count(rows, 2), len(rows))}
+        row["languages"][lang] = {"tasks": len(rows),
+                                  "finished": sum(finished(first.get(r.task, "missing")) for r in rows),
+                                  "pass_1": rate(count(rows, 1), len(rows)), "pass_2": rate(count(rows, 2), len(rows))}
     n = len(tasks)
+    first_current = [(t, res) for kk, t, res in current if kk == 1]
+    first_done = [res for t, res in first_current if finished(first[t])]
+    seconds = [res.get("seconds", 0.0) for res in first_done]
+    usage1 = _usage([res for _t, res in first_current])
+    grading_timeouts = sum(1 for res in first_done for t in res.get("tries", [])
+                           if (t.get("grade") or {}).get("timed_out"))
     row["leaderboard"] = {
-        "dirname": f"lab-{agent}", "model": agent, "test_cases": n, "completed_cases": len(done),
+        "dirname": f"lab-{run.run}", "model": run.label, "test_cases": n, "completed_cases": len(first_done),
         "total_tests": n, "pass_rate_1": round(100 * count(tasks, 1) / n, 1) if n else 0.0,
         "pass_rate_2": round(100 * count(tasks, 2) / n, 1) if n else 0.0,
         "pass_num_1": count(tasks, 1), "pass_num_2": count(tasks, 2),
-        "error_outputs": row["errors"], "test_timeouts": grading_timeouts,
+        "error_outputs": sum(w.startswith("error:") for w in first.values()), "test_timeouts": grading_timeouts,
         "seconds_per_case": round(sum(seconds) / len(seconds), 1) if seconds else 0.0,
-        "total_cost": round(sum(costs), 4) if costs else 0.0,
-        "prompt_tokens": sent if usages else None, "completion_tokens": received if usages else None,
-        "command": command, "date": today or dt.date.today().isoformat(), "versions": "lab",
+        "total_cost": round(usage1["cost"], 4) if usage1["cost"] is not None else 0.0,
+        "prompt_tokens": usage1["tokens_sent"], "completion_tokens": usage1["tokens_received"],
+        "command": run.command, "date": today or dt.date.today().isoformat(), "versions": "lab",
     }
     return row
 
 
-def compare(a: str, b: str, outcomes: dict[str, dict[str, str]], tasks: list[TaskRow], tries: int) -> dict:
-    """Agents ``a`` and ``b`` on the tasks both finished, at pass@``tries``: ``{"a", "b", "metric",
-    "paired", "a_only", "b_only", "both", "neither", "p_value", "significant"}`` (exact McNemar, 5% level)."""
-    oa, ob = outcomes.get(a, {}), outcomes.get(b, {})
+def rank_key(row: dict) -> tuple:
+    """Leaderboard order: pass@2 (repeat 1) high to low, then pass@1, then label."""
+    return (-(row["pass_2"]["rate"] or 0.0), -(row["pass_1"]["rate"] or 0.0), row["label"], row["run"])
+
+
+def compare(a: Run, b: Run, tasks: list[TaskRow], tries: int) -> dict:
+    """Runs ``a`` and ``b`` on the tasks both finished in repeat 1, at pass@``tries``: ``{"a", "b",
+    "a_label", "b_label", "metric", "paired", "a_only", "b_only", "both", "neither", "p_value",
+    "significant"}`` (exact McNemar, 5% level; ``a``/``b`` are run names)."""
+    oa, ob = a.outcomes.get(1, {}), b.outcomes.get(1, {})
     paired = [r.task for r in tasks if finished(oa.get(r.task, "missing")) and finished(ob.get(r.task, "missing"))]
     pa = {t: passed_within(oa[t], tries) for t in paired}
     pb = {t: passed_within(ob[t], tries) for t in paired}
     a_only = sum(pa[t] and not pb[t] for t in paired)
     b_only = sum(pb[t] and not pa[t] for t in paired)
     p = mcnemar_exact(a_only, b_only)
-    return {"a": a, "b": b, "metric": f"pass@{tries}", "paired": len(paired), "a_only": a_only, "b_only": b_only,
+    return {"a": a.run, "b": b.run, "a_label": a.label, "b_label": b.label, "metric": f"pass@{tries}",
+            "paired": len(paired), "a_only": a_only, "b_only": b_only,
             "both": sum(pa[t] and pb[t] for t in paired), "neither": sum(not pa[t] and not pb[t] for t in paired),
             "p_value": p, "significant": p < ALPHA}
 
 
-def build_report(tier: str, tasks: list[TaskRow], outcomes: dict[str, dict[str, str]],
-                 results: dict[str, dict[str, dict]], commands: dict[str, str] | None = None,
-                 generated: str | None = None) -> dict:
+def warnings_of(rows: list[dict]) -> list[str]:
+    """Loud one-line warnings about rows whose numbers say little: most trials ended in ``error``, a repeat
+    is incomplete or repeat 1 is absent, trials are stale or tampered."""
+    out = []
+    for row in rows:
+        if row["trials"] and row["errors"] * 2 > row["trials"]:
+            out.append(f"{row['label']}: {row['errors']} of {row['trials']} trials ended in error "
+                       f"({row['errors_agent']} agent, {row['errors_infrastructure']} infrastructure); "
+                       f"its pass rate says little about the agent or model")
+        if row["tampered"]:
+            out.append(f"{row['label']}: {row['tampered']} trial(s) tampered with their test report "
+                       f"(counted as not passed; evidence in report.json)")
+        if row["stale"]:
+            out.append(f"{row['label']}: {row['stale']} stale trial(s) (another task version or agent definition),"
+                       f" counted as not passed until run again")
+        if 1 not in row["repeats"] or not row["per_repeat"][0]["trials"]:
+            out.append(f"{row['label']}: no trial of repeat 1, which pass@k and the paired tests use; "
+                       f"see its other repeats")
+        if len(row["repeats"]) > 1:
+            short = [p for p in row["per_repeat"] if p["missing"]]
+            if short:
+                out.append(f"{row['label']}: repeat(s) {', '.join(str(p['repeat']) for p in short)} incomplete "
+                           f"({', '.join(str(p['trials']) for p in short)} of {row['tasks']} trials): the mean "
+                           f"over repeats counts their missing tasks as not passed")
+    return out
+
+
+def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: str | None = None,
+                 notes: list[str] | None = None) -> dict:
     """The whole report as data (``report.json``): ``{"version", "tier", "generated", "tasks": {"total",
-    "kept", "free", "free_tasks", "languages"}, "agents": [summarize rows], "comparisons": [compare, for
-    pass@1 and pass@2 of each pair], "matrix": [{"task", "language", "exercise", "free", "outcomes": {agent:
-    word}}]}``. ``outcomes[agent][task]`` is a ``cell`` word, ``results[agent][task]`` the result data."""
+    "kept", "free", "free_tasks", "languages"}, "agents": [summarize rows, one per run, in leaderboard order],
+    "comparisons": [compare, for pass@1 and pass@2 of each pair], "matrix": [{"task", "language",
+    "exercise", "free", "outcomes": {run: word of repeat 1}, "repeats": {run: [word per repeat]} (runs with
+    more than one repeat), "evidence": {run: [lines]} (tampered cells of repeat 1)}], "warnings": [lines]}``.
+    ``notes`` are extra warnings (e.g. unreadable records) put first."""
     generated = generated or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    agents = sorted(outcomes)
-    commands = commands or {}
-    rows = [summarize(a, tasks, outcomes[a], results.get(a, {}), commands.get(a), generated[:10]) for a in agents]
-    pairs = [compare(a, b, outcomes, tasks, k) for a, b in itertools.combinations(agents, 2) for k in (1, 2)]
-    languages = {}
+    rows = sorted((summarize(r, tasks, generated[:10]) for r in runs), key=rank_key)
+    by_name = {r.run: r for r in runs}
+    ordered = [by_name[row["run"]] for row in rows]
+    pairs = [compare(a, b, tasks, k) for a, b in itertools.combinations(ordered, 2) for k in (1, 2)]
+    languages: dict[str, int] = {}
     for r in tasks:
         languages[r.language] = languages.get(r.language, 0) + 1
+    matrix = []
+    for t in tasks:
+        entry = {"task": t.task, "language": t.language, "exercise": t.exercise, "free": t.free,
+                 "outcomes": {r.run: r.outcomes.get(1, {}).get(t.task, "missing") for r in ordered},
+                 "repeats": {}, "evidence": {}}
+        for r, row in zip(ordered, rows):
+            if len(row["repeats"]) > 1:
+                entry["repeats"][r.run] = [r.outcomes.get(k, {}).get(t.task, "missing") for k in row["repeats"]]
+            if entry["outcomes"][r.run] == "tampered":
+                tries = tampered_tries(r.results[1][t.task])
+                entry["evidence"][r.run] = [line for tt in tries for line in tt["evidence"]]
+        matrix.append(entry)
     return {
         "version": REPORT_FORMAT, "tier": tier, "generated": generated,
         "tasks": {"total": len(tasks), "kept": sum(not r.free for r in tasks), "free": sum(r.free for r in tasks),
                   "free_tasks": [r.task for r in tasks if r.free], "languages": dict(sorted(languages.items()))},
-        "agents": rows, "comparisons": pairs,
-        "matrix": [{"task": r.task, "language": r.language, "exercise": r.exercise, "free": r.free,
-                    "outcomes": {a: outcomes[a].get(r.task, "missing") for a in agents}} for r in tasks],
+        "agents": rows, "comparisons": pairs, "matrix": matrix,
+        "warnings": list(notes or []) + warnings_of(rows),
     }
 
 
@@ -199,37 +373,191 @@ def ci(r: dict | None) -> str:
     return f"[{100 * r['ci'][0]:.1f}, {100 * r['ci'][1]:.1f}]"
 
 
+def mean_sd(s: dict | None) -> str:
+    """``"45.0% ± 3.2 (40.0–48.0, 3 repeats)"`` for a ``spread`` dict (percent; ± is the sample standard
+    deviation); ``"45.0% (1 repeat)"`` for one repeat; ``"–"`` for none."""
+    if not s or s.get("mean") is None:
+        return "–"
+    if s["repeats"] < 2:
+        return f"{100 * s['mean']:.1f}% (1 repeat)"
+    return (f"{100 * s['mean']:.1f}% ± {100 * s['sd']:.1f} ({100 * s['min']:.1f}–{100 * s['max']:.1f}, "
+            f"{s['repeats']} repeats)")
+
+
 def pvalue(p: float) -> str:
     """A p-value for people: 4 significant digits, ``<0.0001`` below that."""
     return "<0.0001" if p < 1e-4 else f"{p:.4g}"
 
 
-def chart(report: dict, width: int = 760, height: int = 260) -> dict:
-    """Geometry of the per-language bar chart (pass@2 rate per agent per language) for the HTML page:
-    ``{"width", "height", "bars": [{"x", "y", "w", "h", "color", "title"}], "labels": [{"x", "y", "text"}],
-    "legend": [{"x", "y", "color", "text"}], "grid": [{"y", "text"}]}`` in SVG user units."""
-    langs = list(report["tasks"]["languages"])
-    agents = report["agents"]
-    left, top, bottom = 40, 10, 50
-    plot_h = height - top - bottom
-    group = (width - left - 10) / max(1, len(langs))
-    bar = max(2.0, min(28.0, (group - 12) / max(1, len(agents))))
-    out = {"width": width, "height": height, "bars": [], "labels": [], "legend": [],
-           "grid": [{"y": round(top + plot_h * (1 - f), 1), "text": f"{int(f * 100)}%"} for f in (0, 0.25, 0.5, 0.75, 1)]}
-    for i, lang in enumerate(langs):
-        x0 = left + i * group + (group - bar * len(agents)) / 2
-        out["labels"].append({"x": round(left + (i + 0.5) * group, 1), "y": height - bottom + 16, "text": lang})
-        for j, row in enumerate(agents):
-            r = row["languages"].get(lang, {}).get("pass_2") or {}
-            value = r.get("rate") or 0.0
-            h = plot_h * value
-            out["bars"].append({"x": round(x0 + j * bar, 1), "y": round(top + plot_h - h, 1), "w": round(bar - 2, 1),
-                                "h": round(h, 1), "color": PALETTE[j % len(PALETTE)],
-                                "title": f"{row['agent']} · {lang}: {pct(r)}"})
-    for j, row in enumerate(agents):
-        out["legend"].append({"x": left + j * 140, "y": height - 14, "color": PALETTE[j % len(PALETTE)],
-                              "text": row["agent"]})
+def si(n: int | None) -> str:
+    """A count for a narrow cell: ``"950"``, ``"561k"``, ``"1.23M"``; ``"–"`` for None."""
+    if n is None:
+        return "–"
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.0f}k"
+    return f"{n / 1_000_000:.3g}M"
+
+
+def settings_text(settings: dict) -> str:
+    """``"model=openai/gpt-4o"``: a run's setting values, ``", "``-separated; ``""`` when there are none."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
+
+
+def word_text(word: str) -> str:
+    """A matrix cell's text: the outcome word, with ``error:agent`` shortened to ``error (agent)`` and
+    ``error:infrastructure`` to ``error (infra)``."""
+    if word.startswith("error:"):
+        kind = word.split(":", 1)[1]
+        return f"error ({'infra' if kind == 'infrastructure' else kind})"
+    return word
+
+
+SHORT = {"fail": "✗", "timeout": "TO", "tampered": "TAMP", "error:agent": "E·ag", "error:infrastructure": "E·inf",
+         "stale": "old", "missing": "–"}
+
+
+def word_short(word: str) -> str:
+    """A matrix cell's text when many runs share the page: ``✓1``/``✓2`` (passed on try 1/2), ``✗`` (fail),
+    ``TO`` (timeout), ``TAMP`` (tampered), ``E·ag``/``E·inf`` (error, agent/infrastructure), ``old``
+    (stale), ``–`` (missing)."""
+    return f"✓{word[5:]}" if word.startswith("pass@") else SHORT.get(word, word)
+
+
+def word_class(word: str) -> str:
+    """A CSS class for an outcome word (``o-pass1``, ``o-fail``, ``o-error``, ...)."""
+    return "o-" + word.split(":", 1)[0].replace("@", "")
+
+
+CHAR_PX = 7.0  # a generous average advance of a 12 px system-ui character, to fit labels in SVG
+
+
+def fit(text: str, px: float, char_px: float = CHAR_PX) -> str:
+    """``text`` shortened in the middle with "…" so that it fits ``px`` SVG units at ``char_px`` per
+    character (model names keep both ends: ``aider (openrouter/…/claude-3.7-sonnet)``); unchanged when it
+    fits."""
+    room = max(3, int(px // char_px))
+    if len(text) <= room:
+        return text
+    head = (room - 1) * 2 // 5
+    tail = room - 1 - head
+    return text[:head] + "…" + text[len(text) - tail:]
+
+
+LABEL_MIN, LABEL_MAX = 100, 400  # SVG units left of a chart for the runs' labels
+
+
+def label_width(rows: list[dict]) -> int:
+    """SVG units for the charts' label column: room for the longest ``"N. label"`` (at ``CHAR_PX`` per
+    character), between ``LABEL_MIN`` and ``LABEL_MAX``; longer labels are shortened with ``fit``."""
+    longest = max((len(f"{i + 1}. {row['label']}") for i, row in enumerate(rows)), default=0)
+    return int(min(LABEL_MAX, max(LABEL_MIN, longest * CHAR_PX + 16)))
+
+
+def _blend(f: float) -> str:
+    lo, hi = (239, 243, 255), (8, 48, 107)  # a sequential blue scale: 0% light, 100% dark
+    f = min(1.0, max(0.0, f))
+    return "#" + "".join(f"{round(a + (b - a) * f):02x}" for a, b in zip(lo, hi))
+
+
+def leaderboard(report: dict, width: int = 1180) -> dict:
+    """Geometry of the leaderboard chart: one horizontal bar per run in leaderboard order, pass@2 (repeat 1)
+    with its 95% Wilson interval as a whisker, pass@1 as the darker inner bar, the mean over repeats as a
+    diamond (runs with repeats). ``{"width", "height", "plot": {"x0", "x1", "y0", "y1"}, "grid": [{"x",
+    "text"}], "legend": [{"x", "kind", "text"}], "rows": [{"y", "mid", "h", "label", "title", "w1", "w2",
+    "lo", "hi", "mean", "value", "note", "note_x"}]}`` in SVG user units (x values absolute, ``w1``/``w2`` widths)."""
+    rows = report["agents"]
+    label_w, right_w, top, row_h, bar_h, bottom = label_width(rows), 350, 46, 24, 14, 10
+    x0, x1 = label_w, width - right_w
+    pw = x1 - x0
+    y1 = top + row_h * max(1, len(rows))
+    out = {"width": width, "height": y1 + bottom + 16, "plot": {"x0": x0, "x1": x1, "y0": top, "y1": y1},
+           "grid": [{"x": round(x0 + pw * f, 1), "text": f"{int(f * 100)}%"} for f in (0, 0.25, 0.5, 0.75, 1)],
+           "legend": [], "rows": []}
+    legend = [("bar2", "pass@2"), ("bar1", "pass@1"), ("whisker", "95% interval of pass@2")]
+    if any(len(r["repeats"]) > 1 for r in rows):
+        legend.append(("mean", "mean pass@2 over repeats"))
+    x = x0
+    for kind, text in legend:
+        out["legend"].append({"x": round(x, 1), "kind": kind, "text": text})
+        x += 24 + len(text) * CHAR_PX + 18
+    for i, row in enumerate(rows):
+        p1, p2 = row["pass_1"], row["pass_2"]
+        lo, hi = p2["ci"] or [0.0, 0.0]
+        y = top + i * row_h + (row_h - bar_h) / 2
+        mean = row["repeat_rates"]["pass_2"]["mean"] if len(row["repeats"]) > 1 else None
+        notes = []
+        if row["errors"]:
+            notes.append(f"{row['errors']} error{'s' if row['errors'] != 1 else ''}")
+        if row["tampered"]:
+            notes.append(f"{row['tampered']} tampered")
+        if row["stale"]:
+            notes.append(f"{row['stale']} stale")
+        value = f"{100 * (p2['rate'] or 0):.1f}% [{100 * lo:.0f}–{100 * hi:.0f}]"
+        full = f"{i + 1}. {row['label']}"
+        title = f"{full}: pass@2 {pct(p2)} {ci(p2)}, pass@1 {pct(p1)}"
+        if mean is not None:
+            title += f"; over repeats {mean_sd(row['repeat_rates']['pass_2'])}"
+        out["rows"].append({
+            "y": round(y, 1), "mid": round(y + bar_h / 2, 1), "h": bar_h, "label": fit(full, label_w - 14), "title": title,
+            "w1": round(pw * (p1["rate"] or 0), 1), "w2": round(pw * (p2["rate"] or 0), 1),
+            "lo": round(x0 + pw * lo, 1), "hi": round(x0 + pw * hi, 1),
+            "mean": round(x0 + pw * mean, 1) if mean is not None else None,
+            "value": value, "note": fit(" · ".join(notes), right_w - 16 - len(value) * CHAR_PX) if notes else "",
+            "note_x": round(x1 + 12 + len(value) * CHAR_PX, 1),
+        })
     return out
+
+
+NONE_FILL = "#c9c9c9"  # a heat-map cell whose run finished no trial of that language
+
+
+def heatmap(report: dict, width: int = 1180) -> dict:
+    """Geometry of the language × run heat map: one row per run (leaderboard order), one column per
+    language, each cell the run's pass@2 rate (repeat 1) on that language's tasks. ``{"width", "height",
+    "x0", "top", "columns": [{"x", "text", "title"}], "rows": [{"y", "label", "title"}], "cells": [{"x",
+    "y", "w", "h", "fill", "ink", "text", "none", "title"}], "legend": [{"x", "y", "fill", "text"}]}``; a cell
+    is ``none`` (drawn grey) when the run finished no trial of that language."""
+    rows, langs = report["agents"], report["tasks"]["languages"]
+    label_w, top, ch = label_width(rows), 34, 22
+    cw = max(40.0, min(110.0, (width - label_w - 10) / max(1, len(langs))))
+    out = {"width": round(label_w + cw * len(langs) + 10, 1), "x0": label_w, "top": top,
+           "columns": [], "rows": [], "cells": [], "legend": []}
+    for j, (lang, n) in enumerate(langs.items()):
+        head = f"{lang} ({n})"
+        out["columns"].append({"x": round(label_w + (j + 0.5) * cw, 1), "text": fit(head, cw - 4), "title": head})
+    for i, row in enumerate(rows):
+        y = top + i * ch
+        full = f"{i + 1}. {row['label']}"
+        out["rows"].append({"y": round(y + ch / 2 + 4, 1), "label": fit(full, label_w - 14), "title": full})
+        for j, lang in enumerate(langs):
+            stats = row["languages"].get(lang, {})
+            r = stats.get("pass_2") or rate(0, 0)
+            f = r["rate"]
+            none = not stats.get("finished")
+            out["cells"].append({
+                "x": round(label_w + j * cw + 1, 1), "y": round(y + 1, 1), "w": round(cw - 2, 1), "h": ch - 2,
+                "fill": NONE_FILL if none or f is None else _blend(f), "ink": "#ffffff" if (f or 0) > 0.5 else "#222222",
+                "text": f"{100 * f:.0f}%" if f is not None else "–", "none": none,
+                "title": f"{row['label']} · {lang}: pass@2 {pct(r)} {ci(r)}"
+                         + ("; no trial of this language finished (errors, stale or missing)" if none else "")})
+    legend_y = top + ch * max(1, len(rows)) + 14
+    for k, f in enumerate((0, 0.25, 0.5, 0.75, 1)):
+        out["legend"].append({"x": label_w + k * 64, "y": legend_y, "fill": _blend(f), "text": f"{int(f * 100)}%"})
+    out["legend"].append({"x": label_w + 5 * 64 + 16, "y": legend_y, "fill": NONE_FILL, "text": "none finished"})
+    out["height"] = legend_y + 22
+    return out
+
+
+def comparison_grid(report: dict, metric: str = "pass@2") -> list[dict]:
+    """The paired comparisons at ``metric`` as a lower triangle in leaderboard order: ``[{"run", "label",
+    "cells": [comparison or None, ...]}]`` where row i's cell j (j < i) compares run j (A) with run i (B)."""
+    by_pair = {(c["a"], c["b"]): c for c in report["comparisons"] if c["metric"] == metric}
+    runs = report["agents"]
+    return [{"run": b["run"], "label": b["label"],
+             "cells": [by_pair.get((a["run"], b["run"])) if j < i else None for j, a in enumerate(runs)]}
+            for i, b in enumerate(runs)]
 
 
 def render_pages(report: dict) -> dict[str, str]:
@@ -237,19 +565,110 @@ def render_pages(report: dict) -> dict[str, str]:
     from rules.render import environment
 
     env = environment().overlay()
-    env.filters.update(pct=pct, ci=ci, pvalue=pvalue)
+    env.filters.update(pct=pct, ci=ci, pvalue=pvalue, mean_sd=mean_sd, settings_text=settings_text,
+                       word_text=word_text, word_class=word_class, word_short=word_short,
+                       short_id=lambda i: i if len(i) <= 19 else i[:19] + "…",
+                       p2=lambda p: "<0.0001" if p < 1e-4 else f"{p:.2g}",
+                       passes=lambda words: sum(w.startswith("pass@") for w in words), si=si,
+                       fit=lambda text, chars: fit(text, chars * CHAR_PX),
+                       unlabelled_settings=lambda row: any(str(v) not in row["label"] for v in row["settings"].values()))
     md = env.get_template("report/report.md.j2").render(r=report)
-    html = env.get_template("report/report.html.j2").render(r=report, chart=chart(report))
+    html = env.get_template("report/report.html.j2").render(
+        r=report, board=leaderboard(report), heat=heatmap(report), grid=comparison_grid(report))
     yml = env.get_template("report/leaderboard.yml.j2").render(r=report, dump=lambda v: json.dumps(v, ensure_ascii=False))
     return {"report.md": md, "report.html": html, "report.leaderboard.yml": yml}
 
 
 # ---- the files ----
 
-def load(tier: str) -> tuple[list[TaskRow], dict[str, dict[str, str]], dict[str, dict[str, dict]], dict[str, str]]:
-    """Read the tier's manifest and every agent's results: (tasks, outcomes[agent][task],
-    results[agent][task], commands[agent]). A result is ``stale`` when its task digest differs from the
-    published task's, or its agent digest from the agent's current definition."""
+def trial_folder(name: str) -> tuple[str, int]:
+    """``(task, repeat)`` of a trial folder's name: ``python-bowling`` is repeat 1, ``python-bowling@3``
+    repeat 3 (``@k`` with k >= 2; anything else is part of the task name)."""
+    task, sep, k = name.rpartition(REPEAT_SEP)
+    if sep and k.isdigit() and int(k) >= 2 and task:
+        return task, int(k)
+    return name, 1
+
+
+def _stale(result: dict, task_digest: str, agent, trial_dir: Path | None = None) -> bool:
+    """True when ``result`` finished but no longer counts as the trial of the current task and agent: its
+    key's task digest differs from ``task_digest`` (the published task's), or ``agent`` (the run's current
+    definition with the run's setting values; None when unknown) has another digest. An ``error`` is never
+    stale: it shows as the error it is (and is retried by the next run anyway).
+
+    The one place the report decides staleness. At the merge it becomes ``result.get("status") in FINISHED
+    and rules.trial.trial_state(...) != "current"`` for the trial in ``trial_dir`` (via the runs branch's
+    ``result_state_for_report``); a trial due to be re-graded is not current either."""
+    if not finished(cell(result)):
+        return False
+    key = result.get("key") or {}
+    return key.get("task_digest") != task_digest or (agent is not None and key.get("agent_digest") != agent.digest)
+
+
+def run_agent(agents: dict, name: str, settings: dict):
+    """The current definition of a run's agent with the run's setting values, or None (unknown agent, or
+    settings the definition cannot take). Uses ``Agent.with_values`` where rules.agents has it; without it a
+    run with setting values cannot be checked against the definition and gets None."""
+    agent = agents.get(name)
+    if agent is None or not settings:
+        return agent
+    with_values = getattr(agent, "with_values", None)
+    if with_values is None:
+        return None
+    from rules.config import ConfigError
+
+    try:
+        return with_values(settings)
+    except ConfigError:  # AgentError: settings this definition does not declare
+        return None
+
+
+def load_runs(runs_dir: Path, tasks: list[TaskRow], digests: dict[str, str], agents: dict) -> tuple[list[Run], list[str]]:
+    """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
+    (runs, notes). ``digests`` maps a task to its current digest, ``agents`` an agent name to its current
+    definition. A run's label, agent and settings come from its ``run.json`` (without one: the folder name,
+    and the settings its results record); ``notes`` name records that could not be read."""
+    from rules.files import read_json
+
+    published = {r.task for r in tasks}
+    runs: list[Run] = []
+    notes: list[str] = []
+    folders = sorted(p for p in Path(runs_dir).glob("*") if p.is_dir()) if Path(runs_dir).is_dir() else []
+    for folder in folders:
+        try:
+            meta = read_json(folder / "run.json") or {}
+        except ValueError:
+            meta = {}
+            notes.append(f"{folder / 'run.json'}: not valid JSON; using the folder name as the run's label")
+        meta = meta if isinstance(meta, dict) else {}
+        records = []
+        for trial in sorted(p for p in folder.glob("*") if p.is_dir()):
+            task, k = trial_folder(trial.name)
+            if task not in published:
+                continue
+            try:
+                res = read_json(trial / "result.json")
+            except ValueError:
+                notes.append(f"{trial / 'result.json'}: not valid JSON; the trial counts as missing")
+                continue
+            if isinstance(res, dict):
+                records.append((trial, task, k, res))
+        if not records:
+            continue
+        settings = meta.get("settings") if "settings" in meta else records[0][3].get("settings")
+        run = Run(run=folder.name, label=str(meta.get("label") or folder.name),
+                  agent=str(meta.get("agent") or folder.name), settings=dict(settings or {}))
+        agent = run_agent(agents, run.agent, run.settings)
+        run.command = " ".join(agents[run.agent].command) if run.agent in agents else None
+        for trial, task, k, res in records:
+            run.outcomes.setdefault(k, {})[task] = cell(res, _stale(res, digests[task], agent, trial))
+            run.results.setdefault(k, {})[task] = res
+        runs.append(run)
+    return runs, notes
+
+
+def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
+    """Read the tier's manifest and every run's results: (tasks, runs, notes); see ``load_runs``."""
     from rules.agents import AgentError, load_agents
     from rules.config import load_suite
     from rules.files import read_json
@@ -265,23 +684,8 @@ def load(tier: str) -> tuple[list[TaskRow], dict[str, dict[str, str]], dict[str,
     except AgentError:
         agents = {}
     digests = {r.task: task_digest(suite.tasks_dir / r.task) for r in tasks}
-    outcomes: dict[str, dict[str, str]] = {}
-    results: dict[str, dict[str, dict]] = {}
-    runs = sorted(p for p in suite.runs_dir.glob("*") if p.is_dir()) if suite.runs_dir.is_dir() else []
-    for run in runs:
-        mine = {r.task: read_json(run / r.task / "result.json") for r in tasks}
-        mine = {t: res for t, res in mine.items() if isinstance(res, dict)}
-        if not mine:
-            continue
-        agent = agents.get(run.name)
-        outcomes[run.name] = {}
-        for t, res in mine.items():
-            key = res.get("key") or {}
-            stale = key.get("task_digest") != digests[t] or (agent is not None and key.get("agent_digest") != agent.digest)
-            outcomes[run.name][t] = cell(res, stale)
-        results[run.name] = mine
-    commands = {name: " ".join(a.command) for name, a in agents.items()}
-    return tasks, outcomes, results, commands
+    runs, notes = load_runs(suite.runs_dir, tasks, digests, agents)
+    return tasks, runs, notes
 
 
 def write_report(tier: str = "aider", echo: bool = True) -> dict:
@@ -291,8 +695,8 @@ def write_report(tier: str = "aider", echo: bool = True) -> dict:
     from rules.files import write_atomic, write_json
 
     suite = load_suite(tier)
-    tasks, outcomes, results, commands = load(tier)
-    report = build_report(tier, tasks, outcomes, results, commands)
+    tasks, runs, notes = load(tier)
+    report = build_report(tier, tasks, runs, notes=notes)
     pages = render_pages(report)
     for name, text in pages.items():
         write_atomic(suite.dir / name, text)
