@@ -25,7 +25,7 @@ DOIT_CONFIG = {
     "default_tasks": ["report"],
     "verbosity": 2,
     # jobs=N runs N tasks (proofs, trials) at once; threads suffice, the work happens in containers
-    "num_process": int(get_var("jobs", os.cpu_count() or 1)),
+    "num_process": int(get_var("jobs") or os.cpu_count() or 1),
     "par_type": "thread",
 }
 
