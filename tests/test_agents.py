@@ -204,3 +204,14 @@ def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run
     assert {"eval:aider", "eval:aider.openai-gpt-4o", "eval:noop"} <= listed, res.stdout
     res = run_doit(home, "eval:aider", "repeat=two", timeout=120)
     assert res.code != 0 and "repeat=two: give a whole number, 1 or more" in res.stderr
+
+
+def test_ci_runs_exactly_the_readme_test_command_in_the_projects_virtual_environment():
+    readme = (PROJECT / "README.md").read_text()
+    ci, setup = (PROJECT / ".ci" / "run").read_text(), (PROJECT / ".ci" / "setup").read_text()
+    assert "\n    bash .ci/setup && .venv/bin/doit gen:aider && .venv/bin/doit run agent=noop\n" in readme
+    command = "\n    .venv/bin/python -m pytest\n"
+    assert command in readme and f"\n{command.strip()}\n" in ci, "README's test command is the one CI runs"
+    assert '"$rc" -eq 5' in ci and "exit 1" in ci, "collecting no tests is a failure"
+    assert "python3 -m venv" in setup and ".venv/bin/python -m pip install" in setup and "python3-venv" in setup
+    assert ".venv/" in (PROJECT / ".gitignore").read_text().split()
