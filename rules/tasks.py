@@ -438,7 +438,7 @@ def task_eval():
     agents, problem = _agents()
     runs = _runs(tier, agents)
     tasks = _published(tier)
-    tries, repeat = int(get_var("tries", TRIES)), _whole("repeat", 1)
+    tries, repeat = _whole("tries", TRIES), _whole("repeat", 1)
     since = time.time()
     files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
     settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})

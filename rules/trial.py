@@ -69,8 +69,9 @@ class Trial:
 
     @property
     def cache_volume(self) -> str:
-        """The grader's build-cache volume for this agent's work (never shared with another agent's)."""
-        return f"lab-cache-agent-{self.agent.name}"
+        """The grader's build-cache volume for this run's work (never shared with another agent's or another
+        model's; an agent without settings keeps its volume ``lab-cache-agent-<name>``)."""
+        return f"lab-cache-agent-{self.run or self.agent.run}"
 
     def key(self) -> dict:
         """What a finished result must have been run with to count as this trial's: the result format, the
