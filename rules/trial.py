@@ -335,7 +335,8 @@ def summary_line(result: dict) -> str:
     """One line for a finished trial: task, status, the try that passed, seconds."""
     how = f" (try {result['passed_try']})" if result.get("passed_try") else ""
     err = f": {result['error'][:200]}" if result.get("error") else ""
-    return f"{result['task']}: {result['status']}{how} in {result['seconds']:.1f} s{err}"
+    name = trial_folder(result["task"], result.get("repeat") or 1)
+    return f"{name}: {result['status']}{how} in {result['seconds']:.1f} s{err}"
 
 
 # ---- one trial of a run, as the eval task runs it ----
@@ -374,12 +375,12 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
     t = Trial(agent=agent, task_dir=suite.tasks_dir / task, run_dir=suite.runs_dir / run / folder,
               scratch=STATE / "trials" / run / folder, agent_image=agent.tag(images.GRADER),
               grader_image=images.GRADER, grade_limits=suite.prove, tries=tries, run=run, repeat=repeat)
+    write_json(suite.runs_dir / run / "run.json", agent.run_record(run), only_if_changed=True)
     result = finished_result(t.run_dir, t.key())
     if result is not None:
         print(f"{folder}: already finished ({result['status']})", flush=True)
         return result
     agent.environment()  # a missing variable stops the run here, before any container starts
-    write_json(suite.runs_dir / run / "run.json", agent.run_record(run), only_if_changed=True)
     if os.getpid() not in _cleaned:
         sandbox.cleanup(only_dead_owners=True)
         _cleaned.add(os.getpid())
