@@ -6,6 +6,13 @@ variables passed through (their values are read at run time and never written to
 limits. This module parses and checks definitions, renders the command and the Dockerfile, and reads the
 tokens and cost an agent reports. It knows nothing of Docker or doit.
 
+Settings and runs: an agent may declare *settings* (``[NAME.settings]``, e.g. ``model = { env = "AIDER_MODEL" }``),
+non-secret values that change its behaviour. Their values come from the command line (``model=X``), else the
+environment variable, else the setting's ``default``; they reach the container as that environment variable and
+are part of the agent's identity: its digest, and the *run* (``Agent.run``: the agent name, or
+``<agent>.<slug of the values>``) that names the results folder ``evals/<tier>/runs/<run>/``. Two models of one
+agent are two runs side by side.
+
 Inside the agent's container (the only things mounted):
   ``/work``               the work tree, read-write (the working directory)
   ``/lab/in/prompt.txt``  the prompt of this try, read-only
@@ -19,9 +26,9 @@ import os
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits
 
@@ -33,16 +40,42 @@ PROMPT = f"{IN_DIR}/prompt.txt"
 OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host")
-FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build")
+FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings")
 REQUIRED = ("image", "command")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try)\}")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_GRADER = "lab/grader:latest"
+RUN_FORMAT = 1  # version of a run folder's run.json
+SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+SETTING_FIELDS = ("env", "default")
+# lab's own command-line variables (rules/tasks.py): a setting may not take one of these names
+LAB_VARIABLES = ("agent", "all", "jobs", "langs", "limit", "ref", "repeat", "strict", "suite", "tries", "upstream")
+# a setting's value is written to disk (run.json, result.json): one whose variable looks like a secret is refused
+SECRET_LIKE = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
 
 
 class AgentError(ConfigError):
     """An agent is unknown, badly defined or cannot run here; the message lists what is known or needed."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One declared setting of an agent: its name (the command-line variable, ``model=``), the environment
+    variable that carries its value into the container (and is read from the caller's shell when the command
+    line gives none), and its default (None: a value is required; "": no value unless one is given, and the
+    setting is then left out of the run id and the container's environment)."""
+
+    name: str
+    env: str
+    default: str | None = None
+
+
+def slug(value: str) -> str:
+    """A setting value as a folder-name part: runs of characters outside ``A-Za-z0-9._-`` become one ``-``
+    (``openai/gpt-4o`` → ``openai-gpt-4o``); never empty, never starting with a dot."""
+    out = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-.")
+    return out[:80] or "-"
 
 
 @dataclass(frozen=True)
@@ -67,16 +100,72 @@ class Agent:
     limits: Limits = field(default_factory=Limits)
     usage: str | None = None
     build: tuple[tuple[str, str], ...] = ()
+    settings: tuple[Setting, ...] = ()
+    values: tuple[tuple[str, str], ...] = ()  # the settings' values (declaration order), set by resolve()
 
     def definition(self) -> dict:
-        """The definition as plain JSON data (what the agent's stamp file holds): names, never env values."""
-        return {
+        """The definition as plain JSON data (what the run's stamp file holds): env *names*, never env values;
+        for an agent with settings, each setting's variable and value (values are not secrets). An agent
+        without settings has exactly the definition it had before settings existed (its results stay valid)."""
+        out = {
             "format": DEFINITION_FORMAT, "name": self.name, "image": self.image, "command": list(self.command),
             "env": list(self.env), "env_optional": list(self.env_optional), "env_set": dict(self.env_set),
             "network": self.network, "usage": self.usage, "build": dict(self.build),
             "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory, "pids": self.limits.pids,
                        "timeout": self.limits.timeout},
         }
+        if self.settings:
+            values = dict(self.values)
+            out["settings"] = {s.name: {"env": s.env, "value": values.get(s.name)} for s in self.settings}
+        return out
+
+    def resolve(self, variables: Mapping[str, str | None] | None = None,
+                environ: Mapping[str, str] = os.environ) -> "Agent":
+        """This agent with its settings' values: ``variables[name]`` (the command line), else
+        ``environ[setting.env]``, else the setting's default. Raises AgentError naming every setting that has
+        no value and how to give one."""
+        variables = variables or {}
+        values, missing = [], []
+        for s in self.settings:
+            value = variables.get(s.name) or environ.get(s.env) or s.default
+            if value:
+                values.append((s.name, str(value)))
+            elif s.default is None:
+                missing.append(s)  # default "" means: left out unless given
+        if missing:
+            how = "; ".join(f"{s.name}: give {s.name}=VALUE on the command line or set {s.env}" for s in missing)
+            raise AgentError(f"agent {self.name!r} needs a value for its setting(s) "
+                             f"{', '.join(s.name for s in missing)} ({how})")
+        return replace(self, values=tuple(values))
+
+    def with_values(self, values: Mapping[str, str]) -> "Agent":
+        """This agent with the given settings' values (e.g. a run.json's ``settings``). Raises AgentError
+        when a declared setting has no value or a value names no declared setting."""
+        unknown = sorted(set(values) - {s.name for s in self.settings})
+        if unknown:
+            raise AgentError(f"agent {self.name!r} has no setting(s) {', '.join(unknown)}; "
+                             f"its settings: {', '.join(s.name for s in self.settings) or 'none'}")
+        return self.resolve(values, environ={})
+
+    @property
+    def run(self) -> str:
+        """The run id, the results folder's name: the agent's name when it has no setting values, else
+        ``<name>.<slug of each value>`` joined by dots (``aider.openai-gpt-4o``)."""
+        if not self.values:
+            return self.name
+        return ".".join([self.name] + [slug(v) for _, v in self.values])
+
+    @property
+    def label(self) -> str:
+        """How the report names the run: ``aider (openai/gpt-4o)``; the bare name without setting values."""
+        if not self.values:
+            return self.name
+        return f"{self.name} ({', '.join(v for _, v in self.values)})"
+
+    def run_record(self, run: str | None = None) -> dict:
+        """The run folder's ``run.json``: ``{"version", "run", "agent", "settings": {name: value}, "label"}``."""
+        return {"version": RUN_FORMAT, "run": run or self.run, "agent": self.name, "settings": dict(self.values),
+                "label": self.label}
 
     @property
     def digest(self) -> str:
@@ -128,10 +217,13 @@ class Agent:
         return [n for n in self.env if not environ.get(n)]
 
     def environment(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-        """The container's environment: ``env_set``, then the passed-through variables from ``environ``.
+        """The container's environment: ``env_set``, then the passed-through variables from ``environ``, then
+        each setting's value in its variable (an agent whose values are not set yet takes them from
+        ``environ`` and the defaults).
 
-        Raises AgentError naming every missing required variable.
+        Raises AgentError naming every missing required variable or setting.
         """
+        agent = self if self.values or not self.settings else self.resolve({}, environ)
         missing = self.missing_env(environ)
         if missing:
             raise AgentError(
@@ -139,7 +231,28 @@ class Agent:
                 f"shell that runs doit (passed through: {', '.join(self.env + self.env_optional)})")
         out = dict(self.env_set)
         out.update({n: environ[n] for n in self.env + self.env_optional if environ.get(n)})
+        env_of = {s.name: s.env for s in self.settings}
+        out.update({env_of[name]: value for name, value in agent.values})
         return out
+
+
+def run_id(agent: Agent, runs_dir: Path, taken: Iterable[str] = ()) -> str:
+    """The folder name below ``runs_dir`` for ``agent``'s run (its settings' values resolved): ``agent.run``,
+    unless that folder's ``run.json`` records another agent or other values (two values with one slug, such as
+    ``a/b`` and ``a:b``), or the id is one of ``taken`` (the other agents' names): then ``agent.run`` + ``-`` +
+    8 hex digits of the values' SHA-256, so no run's results are ever shown under another's name."""
+    from rules.files import read_json
+
+    run = agent.run
+    try:
+        existing = read_json(Path(runs_dir) / run / "run.json")
+    except ValueError:
+        existing = None
+    clash = run != agent.name and run in set(taken)
+    if clash or isinstance(existing, dict) and (existing.get("agent"), existing.get("settings")) != (agent.name, dict(agent.values)):
+        raw = json.dumps([agent.name, list(agent.values)]).encode()
+        run = f"{run}-{hashlib.sha256(raw).hexdigest()[:8]}"
+    return run
 
 
 def _strings(value, where: str) -> tuple[str, ...]:
@@ -154,9 +267,36 @@ def _table(value, where: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), str(v)) for k, v in value.items()))
 
 
+def _settings(value, at: str, passed: tuple[str, ...]) -> tuple[Setting, ...]:
+    if not isinstance(value, dict):
+        raise AgentError(f"{at} settings: must be a table ([NAME.settings]) of name = {{ env = \"VAR\" }}")
+    out = []
+    for name, spec in value.items():
+        where = f"{at} settings.{name}"
+        if not SETTING_NAME.match(name) or name in LAB_VARIABLES:
+            raise AgentError(f"{where}: a setting name is lower-case letters, digits and '_', and not one of lab's "
+                             f"own variables ({', '.join(LAB_VARIABLES)})")
+        if not isinstance(spec, dict) or not isinstance(spec.get("env"), str) or not ENV_NAME.match(spec["env"]):
+            raise AgentError(f"{where}: must be {{ env = \"VAR\" }} (optionally default = \"...\"), got {spec!r}")
+        unknown = sorted(set(spec) - set(SETTING_FIELDS))
+        if unknown:
+            raise AgentError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(SETTING_FIELDS)}")
+        if SECRET_LIKE.search(spec["env"]):
+            raise AgentError(f"{where}: {spec['env']} looks like a secret, and a setting's value is written to "
+                             "disk (run.json, result.json): pass secrets through `env` instead")
+        if spec["env"] in passed:
+            raise AgentError(f"{where}: {spec['env']} is also listed in env/env_optional; list it in one place")
+        default = spec.get("default")
+        if default is not None and (not isinstance(default, (str, int, float)) or isinstance(default, bool)):
+            raise AgentError(f"{where}: default must be a string (\"\" = no value unless given), got {default!r}")
+        out.append(Setting(name=name, env=spec["env"], default=None if default is None else str(default)))
+    return tuple(out)
+
+
 def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent:
     """Build an Agent from its TOML table ``raw``. Raises AgentError naming the file, the agent and the field
-    (unknown fields, missing ``image``/``command``, bad network, limits, env names or usage parser)."""
+    (unknown fields, missing ``image``/``command``, bad network, limits, env names, settings or usage
+    parser)."""
     at = f"{where} [{name}]"
     if not NAME.match(name):
         raise AgentError(f"{at}: agent names are lower-case letters, digits, '-', '_' and '.'")
@@ -195,7 +335,8 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
         raise AgentError(f"{at} limits: cpus, memory, pids and timeout must be positive")
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
-                 usage=usage, build=_table(raw.get("build", {}), f"{at} build"))
+                 usage=usage, build=_table(raw.get("build", {}), f"{at} build"),
+                 settings=_settings(raw.get("settings", {}), at, env + env_optional))
 
 
 def load_agents(path: Path | None = None) -> dict[str, Agent]:

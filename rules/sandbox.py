@@ -38,7 +38,7 @@ def _sdk():
         docker = sdk
     return docker
 
-LABEL = "lab"  # every container lab starts carries this label, with the owner's pid in lab.pid
+LABEL = "lab"  # every container lab starts carries this label, and the labels of its run (``run_labels``)
 OUTPUT_CAP = 64 * 1024  # bytes of a container's output kept in a RunResult: the first half and the last half
 
 
@@ -221,7 +221,7 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 
     c = client()
     LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
-    all_labels = {LABEL: "1", f"{LABEL}.pid": str(os.getpid()), **(labels or {})}
+    all_labels = {LABEL: "1", **run_labels(), **(labels or {})}
     docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
                      for m in mounts]
     try:
@@ -271,12 +271,16 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 
 
 def cleanup(only_dead_owners: bool = True) -> int:
-    """Remove containers lab started whose owning process is gone (a killed run leaves some behind); with
-    ``only_dead_owners=False`` remove every lab container. Returns how many were removed."""
+    """Remove containers lab started whose run is provably gone (a killed run leaves some behind); with
+    ``only_dead_owners=False`` remove every lab container. Returns how many were removed.
+
+    A container's run is provably gone only when it was started on this host in this boot and pid namespace
+    and that pid no longer runs or runs a process that started at another time (``_alive``); a container of
+    another boot of this host is gone too. Containers of another host or pid namespace (a containerised CI
+    sharing the engine), or without run labels (lab before run ids), are left alone."""
     removed = 0
     for cont in client().containers.list(all=True, filters={"label": LABEL}):
-        pid = cont.labels.get(f"{LABEL}.pid", "")
-        if only_dead_owners and pid.isdigit() and _alive(int(pid)):
+        if only_dead_owners and _alive(cont.labels):
             continue
         try:
             cont.remove(force=True)
@@ -286,14 +290,65 @@ def cleanup(only_dead_owners: bool = True) -> int:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def _alive(labels: dict[str, str], here: dict[str, str] | None = None) -> bool:
+    """Whether the run that labelled a container may still be running: False only when it provably is not.
+    ``labels`` are the container's, ``here`` this process's ``run_labels()`` (for tests)."""
+    here = here or run_labels()
+    host, boot, pidns = (labels.get(f"{LABEL}.{k}") for k in ("host", "boot", "pidns"))
+    pid, start = labels.get(f"{LABEL}.pid", ""), labels.get(f"{LABEL}.start", "")
+    if not (host and boot and pidns and pid.isdigit() and start):
+        return True  # not provable: no run labels (an older lab), left alone
+    if host != here[f"{LABEL}.host"]:
+        return True  # another machine, or another container sharing this engine
+    if boot != here[f"{LABEL}.boot"]:
+        return False  # this host rebooted since: that run is gone
+    if pidns != here[f"{LABEL}.pidns"]:
+        return True  # another pid namespace on this host: its pids mean nothing here
+    return _process_start(int(pid)) == start
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, field 22 of ``/proc/<pid>/stat``), or None
+    when no such process runs (or it is a zombie)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state is field 3, starttime field 22
+    if fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+_run_labels: dict[str, str] | None = None
+
+
+def run_labels() -> dict[str, str]:
+    """This process's run labels, put on every container it starts: ``lab.host`` (host name), ``lab.boot``
+    (``/proc/sys/kernel/random/boot_id``), ``lab.pidns`` (the pid namespace's inode), ``lab.pid``,
+    ``lab.start`` (the process's start time, ticks since boot) and ``lab.run`` (all of them in one id).
+    Together they tell a run that is gone from one that lives elsewhere (``cleanup``)."""
+    global _run_labels
+    if _run_labels is None or _run_labels[f"{LABEL}.pid"] != str(os.getpid()):
+        import socket
+
+        pid = os.getpid()
+        try:
+            pidns = os.readlink("/proc/self/ns/pid").strip("pid:[]")
+        except OSError:
+            pidns = ""
+        values = {"host": socket.gethostname(), "boot": _read("/proc/sys/kernel/random/boot_id"), "pidns": pidns,
+                  "pid": str(pid), "start": _process_start(pid) or ""}
+        _run_labels = {f"{LABEL}.{k}": v for k, v in values.items()}
+        _run_labels[f"{LABEL}.run"] = "/".join(values[k] for k in ("host", "boot", "pidns", "pid", "start"))
+    return dict(_run_labels)
 
 
 def volume(name: str) -> str:

@@ -3,7 +3,9 @@
 Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
 elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
 variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
-``tries=``) are read here with ``doit.get_var`` and passed to actions as arguments.
+``tries=``, ``repeat=``, ``suite=``, and the agents' settings such as ``model=``) are read here with
+``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the command with the list
+of known ones (doit itself would silently ignore it).
 """
 from __future__ import annotations
 
@@ -23,9 +25,51 @@ DOIT_CONFIG = {
     "default_tasks": ["report"],
     "verbosity": 2,
     # jobs=N runs N tasks (proofs, trials) at once; threads suffice, the work happens in containers
-    "num_process": int(get_var("jobs", os.cpu_count() or 1)),
+    "num_process": int(get_var("jobs") or os.cpu_count() or 1),
     "par_type": "thread",
 }
+
+
+
+def _setting_names() -> tuple[set[str], str]:
+    """The names of every setting the agents declare, and why they are unknown ("" when agents.toml loads)."""
+    from rules.agents import load_agents
+
+    try:
+        return {s.name for a in load_agents().values() for s in a.settings}, ""
+    except ConfigError as exc:
+        return set(), f" (evals/agents.toml did not load, so its settings are unknown: {exc})"
+
+
+def check_variables(given: dict | None) -> None:
+    """Stop (SystemExit with one line) when the command line has a ``name=value`` that is neither one of lab's
+    variables (``rules.agents.LAB_VARIABLES``) nor a setting an agent declares: doit would ignore it."""
+    from rules.agents import LAB_VARIABLES
+
+    if not given:
+        return
+    unknown = sorted(set(given) - set(LAB_VARIABLES))
+    if not unknown:
+        return
+    settings, why = _setting_names()
+    unknown = [n for n in unknown if n not in settings]
+    if unknown:
+        known = ", ".join(f"{n}=" for n in sorted(set(LAB_VARIABLES) | settings))
+        raise SystemExit(f"unknown variable(s) {', '.join(f'{n}=' for n in unknown)}; lab knows {known}{why} "
+                         "(README.md, Commands)")
+
+
+def _command_line_variables() -> dict | None:
+    """The ``name=value`` pairs of this doit command (doit 0.37 keeps them in ``doit.doit_cmd._CMDLINE_VARS``;
+    None outside a doit command)."""
+    from doit import doit_cmd
+
+    return getattr(doit_cmd, "_CMDLINE_VARS", None)
+
+
+from rules.config import ConfigError  # noqa: E402
+
+check_variables(_command_line_variables())
 
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
@@ -52,9 +96,22 @@ def _upstream_settings(suite: Suite) -> tuple[str, str]:
     url_var, ref_var = get_var("upstream"), get_var("ref")
     if url_var or ref_var:
         url = url_var or saved.get("upstream") or suite.upstream
-        ref = ref_var or (saved.get("ref") if not url_var else None) or suite.ref
+        # a new upstream starts from suite.toml's ref; the same one given again keeps the remembered ref
+        keep = not url_var or _same_upstream(url_var, saved.get("upstream"))
+        ref = ref_var or (saved.get("ref") if keep else None) or suite.ref
         return url, ref
     return saved.get("upstream") or suite.upstream, saved.get("ref") or suite.ref
+
+
+def _same_upstream(a: str | None, b: str | None) -> bool:
+    """Whether two ``upstream=`` values name the same repository (a local path however written; a URL with or
+    without a trailing ``/`` or ``.git``)."""
+    def norm(u: str) -> str:
+        if Path(u).exists():
+            return str(Path(u).resolve())
+        return u.rstrip("/").removesuffix(".git")
+
+    return bool(a and b) and norm(a) == norm(b)
 
 
 def _pull(tier: str, url: str, ref: str):
@@ -228,10 +285,8 @@ def task_scenarios():
 
 # ---- run and report (agents, trials, report) ----
 
+import sys  # noqa: E402
 import time  # noqa: E402
-
-
-from rules.config import ConfigError  # noqa: E402
 
 TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output
 
@@ -246,14 +301,40 @@ def _agents() -> tuple[dict, str | None]:
         return {}, str(exc)
 
 
-def _agent_problem(name: str, agents: dict, problem: str | None) -> str | None:
-    """Why ``agent=name`` cannot run here (a broken agents.toml, an unknown agent, a missing variable)."""
+def _settings_given(agents: dict) -> dict[str, str]:
+    """The setting values given on the command line (``model=X``), by setting name."""
+    names = {s.name for a in agents.values() for s in a.settings}
+    return {n: get_var(n) for n in names if get_var(n)}
+
+
+def _runs(tier: str, agents: dict) -> dict:
+    """Each agent's run for this command: name → (agent with its settings' values, run id), or name → the
+    one-line reason it cannot run (a setting without a value)."""
+    from rules.agents import run_id
+
+    given, runs_dir = _settings_given(agents), load_suite(tier).runs_dir
+    out: dict = {}
+    for name, agent in agents.items():
+        try:
+            resolved = agent.resolve(given)
+        except ConfigError as exc:
+            out[name] = str(exc)
+            continue
+        out[name] = (resolved, run_id(resolved, runs_dir, taken=agents))
+    return out
+
+
+def _agent_problem(name: str, agents: dict, runs: dict, problem: str | None) -> str | None:
+    """Why ``agent=name`` cannot run here (a broken agents.toml, an unknown agent, a setting or a variable
+    without a value)."""
     if problem:
         return problem
     if name not in agents:
         return f"unknown agent {name!r}; agents defined in evals/agents.toml: {', '.join(sorted(agents))}"
+    if isinstance(runs[name], str):
+        return runs[name]
     try:
-        agents[name].environment()
+        runs[name][0].environment()
     except ConfigError as exc:
         return str(exc)
     return None
@@ -268,10 +349,10 @@ def _published(tier: str) -> list[str]:
             if t.get("status") in ("kept", "free") and os.path.isfile(os.path.join(base, t["task"], "task.json"))]
 
 
-def _definition_stamp(agent) -> Path:
-    """Write the agent's definition to ``.lab/agents/<name>.json`` when it changed; return the path (the
-    file_dep that redoes an agent's trials exactly when its definition changes)."""
-    path = STATE / "agents" / f"{agent.name}.json"
+def _definition_stamp(agent, run: str) -> Path:
+    """Write the definition of ``agent`` (with its settings' values) to ``.lab/agents/<run>.json`` when it
+    changed; return the path (the file_dep that redoes a run's trials exactly when its definition changes)."""
+    path = STATE / "agents" / f"{run}.json"
     write_json(path, agent.definition(), only_if_changed=True)
     return path
 
@@ -309,11 +390,12 @@ def task_agent_image():
         }
 
 
-def _trial(tier: str, agent: str, task: str, tasks: list[str], since: float, tries: int):
+def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
+           repeat: int, run: str):
     from rules.trial import eval_trial
 
     try:
-        eval_trial(tier, agent, task, tasks, since, tries)
+        eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run)
     except ConfigError as exc:
         return TaskFailed(str(exc))
     return None
@@ -326,38 +408,98 @@ def _finished(result_path: str) -> bool:
     return isinstance(result, dict) and result.get("status") in FINISHED
 
 
+def _whole(name: str, default: int) -> int:
+    raw = get_var(name, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = 0
+    if value < 1:
+        raise SystemExit(f"{name}={raw}: give a whole number, 1 or more")
+    return value
+
+
+def _asked(basename: str) -> list[str]:
+    """The ``<basename>:<name>`` arguments of this command line (doit keeps the positional arguments nowhere a
+    creator can read, so they come from ``sys.argv``)."""
+    return [a.split(":", 1)[1] for a in sys.argv[1:] if a.startswith(f"{basename}:") and "=" not in a]
+
+
 def task_eval():
-    """Run an agent over a tier's published tasks: ``eval:<agent>`` (every trial), ``eval:<agent>/<task>``
-    (one); ``tries=N`` (default 2). A trial whose result is an ``error`` runs again next time."""
+    """Run an agent over a tier's published tasks: ``eval:<run>`` (every trial), ``eval:<run>/<task>``
+    (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
+    ``tries=N`` (default 2), ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...). A trial whose
+    result is an ``error`` runs again next time."""
     from rules import images
+    from rules.trial import trial_folder
 
     tier = get_var("suite", "aider")
     suite = load_suite(tier)
-    agents, _ = _agents()
+    agents, problem = _agents()
+    runs = _runs(tier, agents)
     tasks = _published(tier)
-    tries = int(get_var("tries", TRIES))
+    tries, repeat = _whole("tries", TRIES), _whole("repeat", 1)
     since = time.time()
     files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
     settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})
-    runs = str(suite.runs_dir)
-    for name, agent in agents.items():
-        deps = [str(_definition_stamp(agent)), str(images.stamp_path(agent.stamp_name))]
+    names: set[str] = set()
+    for name, found in runs.items():
+        if isinstance(found, str):  # a setting without a value: `doit eval:<agent>` says which
+            names.add(name)
+            yield {"name": name, "actions": [(_fail, [found])], "doc": f"run {name} (needs: {found})"}
+            continue
+        agent, run = found
+        names.add(run)
+        deps = [str(_definition_stamp(agent, run)), str(images.stamp_path(agent.stamp_name))]
+        folders = [trial_folder(t, k) for t in tasks for k in range(1, repeat + 1)]
         for task in tasks:
-            result = os.path.join(runs, name, task, "result.json")
-            yield {
-                "name": f"{name}/{task}",
-                "actions": [(_trial, [tier, name, task, tasks, since, tries])],
-                "file_dep": files[task] + deps,
-                "targets": [result],
-                "uptodate": [settings, (_finished, [result])],
-                "doc": f"trial of {name} on {task}",
-            }
+            for k in range(1, repeat + 1):
+                folder = trial_folder(task, k)
+                result = os.path.join(suite.runs_dir, run, folder, "result.json")
+                names.add(f"{run}/{folder}")
+                yield {
+                    "name": f"{run}/{folder}",
+                    "actions": [(_trial, [tier, name, task, folders, since, tries, dict(agent.values), k, run])],
+                    "file_dep": files[task] + deps,
+                    "targets": [result],
+                    "uptodate": [settings, (_finished, [result])],
+                    "doc": f"trial of {agent.label} on {folder}",
+                }
         yield {
-            "name": name,
+            "name": run,
             "actions": None,
-            "task_dep": [f"eval:{name}/{task}" for task in tasks],
-            "doc": f"run {name} over the {tier} tier ({len(tasks)} tasks)",
+            "task_dep": [f"eval:{run}/{f}" for f in folders],
+            "doc": f"run {agent.label} over the {tier} tier ({len(tasks)} tasks"
+                   + (f", {repeat} times)" if repeat > 1 else ")"),
         }
+        if run != name:
+            names.add(name)  # `doit eval:aider model=X` runs aider.X
+            yield {"name": name, "actions": None, "task_dep": [f"eval:{run}"], "doc": f"run {agent.label}"}
+    for asked in _asked("eval"):
+        if asked not in names:
+            names.add(asked)
+            yield {"name": asked, "doc": "an unknown agent, run or trial",
+                   "actions": [(_fail, [_unknown_eval(asked, agents, runs, problem, tasks, suite.runs_dir)])]}
+
+
+def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tasks: list[str],
+                  runs_dir: Path) -> str:
+    """The one line for ``doit eval:<asked>`` when no such agent, run or trial exists: the known agents and
+    runs (this command's and those with results)."""
+    if problem:
+        return problem
+    here = {f[1] for f in runs.values() if not isinstance(f, str)}
+    on_disk = {p.name for p in runs_dir.glob("*") if p.is_dir()} if runs_dir.is_dir() else set()
+    run, _, trial = asked.partition("/")
+    if trial and run in here:
+        if not tasks:
+            return f"eval:{asked}: no published tasks yet; run `doit gen:aider` first"
+        return (f"eval:{asked}: run {run!r} has no trial {trial!r}; its trials are eval:{run}/<task> for the "
+                f"{len(tasks)} published tasks (`doit scenarios` lists them), <task>@<k> with repeat=N")
+    other = sorted((here | on_disk) - set(agents))
+    return (f"eval:{asked}: unknown agent or run {run!r}; agents (evals/agents.toml): "
+            f"{', '.join(sorted(agents)) or 'none'}" + (f"; other runs: {', '.join(other)}" if other else "")
+            + " (an agent with settings takes them on the command line: eval:aider model=NAME)")
 
 
 def _report(tier: str) -> None:
@@ -371,17 +513,18 @@ def _fail(message: str):
 
 
 def task_report():
-    """The comparison table of every agent with results; ``agent=NAME`` first runs that agent's trials (so
-    ``doit run agent=NAME`` runs, then reports)."""
+    """The comparison table of every run with results; ``agent=NAME`` (with its settings, e.g. ``model=X``)
+    first runs that agent's trials (so ``doit run agent=NAME`` runs, then reports)."""
     tier = get_var("suite", "aider")
     agent = get_var("agent")
     task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
             "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
     if agent:
         agents, problem = _agents()
-        problem = _agent_problem(agent, agents, problem)
+        runs = _runs(tier, agents) if not problem else {}
+        problem = _agent_problem(agent, agents, runs, problem)
         if problem:
             task["actions"] = [(_fail, [problem])]
         else:
-            task["task_dep"] = [f"eval:{agent}"]
+            task["task_dep"] = [f"eval:{runs[agent][1]}"]
     return task

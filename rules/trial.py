@@ -6,7 +6,8 @@ mounted, then grades the work tree with ``rules.grade`` (no network, pristine no
 limits, a timeout that kills the container). After a failed try the agent runs again in the same work tree
 with a follow-up prompt holding the end of the test output (``tries=2``: the polyglot benchmark's pass@2).
 
-The record goes to ``<runs>/<agent>/<task>/``: ``result.json`` (written last, atomically; its fields are
+The record goes to ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2; the run is the agent with its
+settings' values, see rules.agents): ``result.json`` (written last, atomically; its fields are
 documented in evals/README.md), ``agent-<try>.log``, ``grade-<try>.log``, ``prompt-<try>.txt`` for follow-up
 prompts, ``out-<try>/`` (small files the agent left in ``/lab/out``) and ``work.diff`` (``diff -ruN`` of the
 work tree against the stub). Tier-agnostic: a task is a folder with ``task.json`` (``task``, ``language``,
@@ -63,11 +64,14 @@ class Trial:
     grader_image: str
     grade_limits: Limits
     tries: int = 2
+    run: str = ""  # the run id (the results folder's name); "" = the agent's own (``Agent.run``)
+    repeat: int = 1  # which repeat of this task in the run (1-based; folder ``<task>@<repeat>`` from 2 on)
 
     @property
     def cache_volume(self) -> str:
-        """The grader's build-cache volume for this agent's work (never shared with another agent's)."""
-        return f"lab-cache-agent-{self.agent.name}"
+        """The grader's build-cache volume for this run's work (never shared with another agent's or another
+        model's; an agent without settings keeps its volume ``lab-cache-agent-<name>``)."""
+        return f"lab-cache-agent-{self.run or self.agent.run}"
 
     def key(self) -> dict:
         """What a finished result must have been run with to count as this trial's: the result format, the
@@ -242,6 +246,7 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     result = {
         "version": TRIAL_FORMAT, "tier": meta.get("tier"), "task": meta.get("task", t.task_dir.name),
         "language": meta.get("language"), "exercise": meta.get("exercise"), "agent": t.agent.name,
+        "run": t.run or t.agent.run, "settings": dict(t.agent.values), "label": t.agent.label, "repeat": t.repeat,
         "status": "error", "passed_try": None, "tries": [], "tries_allowed": t.tries, "error": None,
         "tests": {"ran": 0, "passed": 0, "failed": 0}, "agent_seconds": 0.0, "grading_seconds": 0.0,
         "seconds": 0.0, "usage": None, "started": _now(), "finished": None, "key": t.key(),
@@ -256,8 +261,26 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
         shutil.rmtree(t.scratch, ignore_errors=True)
     result["seconds"] = round(time.monotonic() - start, 3)
     result["finished"] = _now()
+    result = printable(result)
     write_json(t.run_dir / "result.json", result)
     return result
+
+
+def printable(value):
+    """``value`` (JSON data) with every string that holds undecodable bytes (a file name such as ``b"\\xff"``
+    read through Python's surrogateescape) written as the bytes' backslash escapes (``\\xff``), so the
+    record can be written as UTF-8. Other values are returned unchanged."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable(v) for v in value]
+    return value
 
 
 # ---- progress across the trials of one run ----
@@ -312,7 +335,8 @@ def summary_line(result: dict) -> str:
     """One line for a finished trial: task, status, the try that passed, seconds."""
     how = f" (try {result['passed_try']})" if result.get("passed_try") else ""
     err = f": {result['error'][:200]}" if result.get("error") else ""
-    return f"{result['task']}: {result['status']}{how} in {result['seconds']:.1f} s{err}"
+    name = trial_folder(result["task"], result.get("repeat") or 1)
+    return f"{name}: {result['status']}{how} in {result['seconds']:.1f} s{err}"
 
 
 # ---- one trial of a run, as the eval task runs it ----
@@ -320,26 +344,41 @@ def summary_line(result: dict) -> str:
 _cleaned: set[int] = set()
 
 
-def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2) -> dict:
-    """Run the trial of ``agent_name`` on ``task`` of tier ``tier`` unless it already finished with the same
-    task, agent definition and settings; print its line and the run's progress; return its result.
+def trial_folder(task: str, repeat: int = 1) -> str:
+    """The trial's folder name in its run folder: ``<task>`` for repeat 1, ``<task>@<repeat>`` from 2 on."""
+    return task if repeat == 1 else f"{task}@{repeat}"
 
-    ``tasks`` (the run's task names) and ``since`` (the run's start, epoch seconds) feed the progress line.
-    The first trial in a process removes containers left behind by killed runs. Raises AgentError (unknown
-    agent, missing variable) and ConfigError; infrastructure failures give a result with status ``error``.
+
+def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2,
+               settings: Mapping[str, str] | None = None, repeat: int = 1, run: str | None = None) -> dict:
+    """Run the trial of ``agent_name`` (with its ``settings`` values) on ``task`` of tier ``tier`` unless it
+    already finished with the same task, agent definition and settings; print its line and the run's
+    progress; return its result.
+
+    ``settings`` are the agent's setting values (name → value; None: from the environment and defaults),
+    ``repeat`` the repeat number (1-based), ``run`` the run id (None: ``rules.agents.run_id``). The record goes
+    to ``<runs>/<run>/<task>`` (``<task>@<repeat>`` from repeat 2 on), beside the run's ``run.json``. ``tasks``
+    (the run's trial folder names) and ``since`` (the run's start, epoch seconds) feed the progress line. The
+    first trial in a process removes containers left behind by runs that are provably gone. Raises AgentError
+    (unknown agent, missing variable or setting) and ConfigError; infrastructure failures give a result with
+    status ``error``.
     """
     from rules import images
-    from rules.agents import get_agent
+    from rules.agents import get_agent, run_id
     from rules.config import STATE, load_suite
 
     suite = load_suite(tier)
     agent = get_agent(agent_name)
-    t = Trial(agent=agent, task_dir=suite.tasks_dir / task, run_dir=suite.runs_dir / agent.name / task,
-              scratch=STATE / "trials" / agent.name / task, agent_image=agent.tag(images.GRADER),
-              grader_image=images.GRADER, grade_limits=suite.prove, tries=tries)
+    agent = agent.with_values(settings) if settings is not None else agent.resolve()
+    run = run or run_id(agent, suite.runs_dir)
+    folder = trial_folder(task, repeat)
+    t = Trial(agent=agent, task_dir=suite.tasks_dir / task, run_dir=suite.runs_dir / run / folder,
+              scratch=STATE / "trials" / run / folder, agent_image=agent.tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=suite.prove, tries=tries, run=run, repeat=repeat)
+    write_json(suite.runs_dir / run / "run.json", agent.run_record(run), only_if_changed=True)
     result = finished_result(t.run_dir, t.key())
     if result is not None:
-        print(f"{task}: already finished ({result['status']})", flush=True)
+        print(f"{folder}: already finished ({result['status']})", flush=True)
         return result
     agent.environment()  # a missing variable stops the run here, before any container starts
     if os.getpid() not in _cleaned:
@@ -347,5 +386,5 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
         _cleaned.add(os.getpid())
     result = run_trial(t)
     print(summary_line(result), flush=True)
-    print(progress_line(agent.name, progress(suite.runs_dir / agent.name, tasks, since)), flush=True)
+    print(progress_line(run, progress(suite.runs_dir / run, tasks, since)), flush=True)
     return result

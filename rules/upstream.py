@@ -42,6 +42,8 @@ def is_current(dest: Path, url: str, ref: str) -> bool:
 
     if not SHA.match(ref):
         return False
+    if any((Path(dest) / ".git" / name).exists() for name in LOCKS):
+        return False  # a git was killed half-way here: the pull must look (and clear the lock)
     try:
         record = json.loads(_record(dest).read_text())
         detached = (Path(dest) / ".git" / "HEAD").read_text().strip()
@@ -66,6 +68,8 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
     dest = Path(dest)
     if Path(url).exists():
         url = str(Path(url).resolve())
+    if (dest / ".git").is_dir():
+        clear_stale_locks(dest)
     try:
         if (dest / ".git").exists():
             repo = git.Repo(dest)
@@ -99,6 +103,81 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
     repo.git.clean("-ffdx")
     write_json(_record(dest), {"url": url, "ref": ref, "commit": commit})
     return commit
+
+
+LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", "shallow.lock", "FETCH_HEAD.lock",
+         "ORIG_HEAD.lock")
+
+
+def clear_stale_locks(dest: Path) -> list[str]:
+    """Remove the lock files a killed git left in ``dest/.git`` (``index.lock`` and the like) when no process
+    holds them: none has one open, and no git process works in ``dest``. Returns the removed files' names.
+    Raises UpstreamError (one line: what holds it and what to do) when a process still does."""
+    git_dir = Path(dest) / ".git"
+    locks = [git_dir / name for name in LOCKS if (git_dir / name).exists()]
+    if not locks:
+        return []
+    holders = _lock_holders(Path(dest), locks)
+    if holders:
+        pid, what = holders[0]
+        raise UpstreamError(f"{locks[0]} is held by a running process (pid {pid}: {what}): wait for it to end, or "
+                            f"stop it, then pull again")
+    removed = []
+    for lock in locks:
+        try:
+            lock.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise UpstreamError(f"{lock} is left from a git that was killed and cannot be removed ({exc.strerror}): "
+                                f"remove it by hand (rm {lock}), then pull again") from None
+        removed.append(lock.name)
+    return removed
+
+
+def _lock_holders(dest: Path, locks: list[Path]) -> list[tuple[int, str]]:
+    """Processes (pid, command name) that have one of ``locks`` open, or are git working below ``dest``."""
+    import os
+
+    wanted = {str(p) for p in locks} | {str(p.resolve()) for p in locks}
+    root = str(dest.resolve())
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            comm = Path(entry.path, "comm").read_text().strip()
+        except OSError:
+            continue
+        try:
+            cwd = os.readlink(f"{entry.path}/cwd")
+        except OSError:
+            cwd = ""
+        if comm.startswith("git") and (cwd == root or cwd.startswith(root + "/")) and not _reader(entry.path):
+            out.append((int(entry.name), comm))
+            continue
+        try:
+            fds = os.listdir(f"{entry.path}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"{entry.path}/fd/{fd}") in wanted:
+                    out.append((int(entry.name), comm))
+                    break
+            except OSError:
+                continue
+    return out
+
+
+def _reader(proc: str) -> bool:
+    """Whether the git process at ``/proc/<pid>`` only reads: GitPython's long-lived ``git cat-file``
+    helpers (this process's own, or another reader's), which never take a lock."""
+    try:
+        argv = Path(proc, "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True  # gone meanwhile
+    return len(argv) > 1 and argv[1] == b"cat-file"
 
 
 def _has(repo, ref: str) -> bool:

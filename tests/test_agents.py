@@ -1,6 +1,7 @@
 """Agent definitions: parsing, clear errors, command placeholders, environment and usage (no Docker needed)."""
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rules.agents import (AgentError, add_usage, aider_usage, get_agent, load_agents, parse_agent,
-                          read_usage_file)
+                          read_usage_file, run_id, slug)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import PROJECT, run_doit  # noqa: E402
@@ -19,7 +20,9 @@ def test_builtin_agents_are_noop_and_aider():
     assert {"noop", "aider"} <= set(agents)
     assert agents["noop"].network == "none" and agents["noop"].command == ("true",)
     aider = agents["aider"]
-    assert "AIDER_MODEL" in aider.env and "--no-check-update" in aider.command and aider.usage == "aider"
+    assert [(x.name, x.env) for x in aider.settings] == [("model", "AIDER_MODEL"), ("edit_format", "AIDER_EDIT_FORMAT")]
+    assert "AIDER_MODEL" not in aider.env + aider.env_optional
+    assert "--no-check-update" in aider.command and aider.usage == "aider"
     assert "aider-chat==" in aider.dockerfile("lab/grader:latest") and aider.tag() == "lab/agent-aider:latest"
     assert aider.tag("lab/grader-x:latest") != aider.tag()
 
@@ -108,5 +111,107 @@ def test_doit_run_with_an_unknown_agent_or_a_missing_variable_says_what_is_neede
     assert res.code != 0 and "unknown agent 'tomo'; agents defined in evals/agents.toml: aider, noop" in res.stdout + res.stderr
     monkeypatch.delenv("AIDER_MODEL", raising=False)
     res = run_doit(home, "agent=aider", timeout=120)
-    assert res.code != 0 and "agent 'aider' needs the environment variable(s) AIDER_MODEL" in res.stdout + res.stderr
+    assert res.code != 0 and ("agent 'aider' needs a value for its setting(s) model (model: give model=VALUE on "
+                              "the command line or set AIDER_MODEL)") in res.stdout + res.stderr
     assert not res.executed("eval:"), "nothing runs before the error"
+
+
+# ---- settings: what changes an agent's behaviour is part of its identity ----
+
+TOMO = {"image": "noop", "command": ["tomo"], "env": ["TOMO_KEY"], "env_optional": ["TOMO_BASE"],
+        "settings": {"model": {"env": "TOMO_MODEL"}, "temperature": {"env": "TOMO_TEMP", "default": "0"}}}
+
+
+def test_a_setting_comes_from_the_command_line_else_the_environment_else_its_default():
+    agent = parse_agent("tomo", TOMO)
+    assert agent.resolve({"model": "cli/m"}, {"TOMO_MODEL": "env-m"}).values == (("model", "cli/m"), ("temperature", "0"))
+    assert agent.resolve({}, {"TOMO_MODEL": "env-m", "TOMO_TEMP": "0.7"}).values == (("model", "env-m"), ("temperature", "0.7"))
+    with pytest.raises(AgentError, match=r"agent 'tomo' needs a value for its setting\(s\) model \(model: give "
+                                         r"model=VALUE on the command line or set TOMO_MODEL\)"):
+        agent.resolve({}, {"TOMO_TEMP": "1"})
+    # the value reaches the container in its variable, over the caller's
+    env = agent.resolve({"model": "cli/m"}).environment({"TOMO_KEY": "secret", "TOMO_MODEL": "env-m"})
+    assert env == {"TOMO_KEY": "secret", "TOMO_MODEL": "cli/m", "TOMO_TEMP": "0"}
+
+
+def test_two_models_are_two_runs_with_their_own_digest_folder_and_label(tmp_path):
+    agent = parse_agent("tomo", TOMO)
+    a, b = agent.resolve({"model": "openai/gpt-4o"}, {}), agent.resolve({"model": "openai/o3"}, {})
+    assert a.digest != b.digest != agent.resolve({"model": "openai/o3", "temperature": "1"}, {}).digest
+    assert (a.run, a.label) == ("tomo.openai-gpt-4o.0", "tomo (openai/gpt-4o, 0)")
+    assert a.run_record() == {"version": 1, "run": "tomo.openai-gpt-4o.0", "agent": "tomo",
+                              "settings": {"model": "openai/gpt-4o", "temperature": "0"}, "label": "tomo (openai/gpt-4o, 0)"}
+    assert "secret" not in json.dumps(a.definition()) and a.definition()["settings"]["model"] == {
+        "env": "TOMO_MODEL", "value": "openai/gpt-4o"}
+    # the same slug for another value never shares a folder: the second gets a suffix
+    assert run_id(a, tmp_path) == "tomo.openai-gpt-4o.0"
+    (tmp_path / a.run).mkdir()
+    (tmp_path / a.run / "run.json").write_text(json.dumps(a.run_record()))
+    c = agent.resolve({"model": "openai:gpt-4o"}, {})
+    assert c.run == a.run and run_id(a, tmp_path) == a.run
+    assert run_id(c, tmp_path).startswith("tomo.openai-gpt-4o.0-") and run_id(c, tmp_path) != a.run
+    assert run_id(parse_agent("x", {"image": "noop", "command": ["x"], "settings": {"m": {"env": "M"}}}).resolve(
+        {"m": "y"}, {}), tmp_path, taken=["x.y"]) != "x.y", "a run never takes another agent's name"
+    assert slug("a b/c::d") == "a-b-c-d" and slug("../x") == "x" and slug("///") == "-"
+
+
+def test_an_agent_without_settings_keeps_its_definition_and_run():
+    noop = load_agents(PROJECT / "evals" / "agents.toml")["noop"]
+    assert "settings" not in noop.definition() and noop.resolve({"model": "m"}, {}).digest == noop.digest
+    assert (noop.run, noop.label) == ("noop", "noop")
+    # the digest every noop result so far was recorded with (format 1): unchanged, so they stay valid
+    assert noop.digest == "c63d8eadd0f78660ddaadc4732785c79f5fbef48383d77c05f0f6fed74cfea6b"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"model": "AIDER_MODEL"}, "must be { env = \"VAR\" }"),
+    ({"model": {"env": "OPENAI_API_KEY"}}, "OPENAI_API_KEY looks like a secret"),
+    ({"model": {"env": "M", "secret": True}}, "unknown field(s) secret; known: env, default"),
+    ({"agent": {"env": "M"}}, "not one of lab's own variables"),
+    ({"Model": {"env": "M"}}, "lower-case letters"),
+    ({"model": {"env": "TOMO_BASE"}}, "TOMO_BASE is also listed in env/env_optional"),
+])
+def test_a_bad_setting_is_named(settings, message):
+    with pytest.raises(AgentError) as err:
+        parse_agent("tomo", {**TOMO, "settings": settings}, "agents.toml")
+    assert "agents.toml [tomo] settings" in str(err.value) and message in str(err.value)
+
+
+def test_with_values_refuses_unknown_settings():
+    agent = parse_agent("tomo", TOMO)
+    assert agent.with_values({"model": "m"}).values == (("model", "m"), ("temperature", "0"))
+    with pytest.raises(AgentError, match="has no setting\\(s\\) modle; its settings: model, temperature"):
+        agent.with_values({"modle": "m"})
+
+
+def test_unknown_variables_are_named_with_the_known_ones(tmp_path):
+    home = _home(tmp_path)
+    for bad in ("lang=go", "agnet=noop"):
+        res = run_doit(home, "list", bad, timeout=120)
+        name = bad.split("=")[0]
+        assert res.code != 0 and f"unknown variable(s) {name}=; lab knows agent=, all=" in res.stderr, res.stderr
+        assert "model=" in res.stderr and "langs=" in res.stderr
+    assert run_doit(home, "list", "langs=go", "model=x", timeout=120).code == 0
+
+
+def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run(tmp_path):
+    home = _home(tmp_path)
+    res = run_doit(home, "eval:nope", timeout=120)
+    assert res.code != 0 and "Invalid parameter" not in res.stderr
+    assert "eval:nope: unknown agent or run 'nope'; agents (evals/agents.toml): aider, noop" in res.stdout
+    res = run_doit(home, "list", "--all", "eval", "model=openai/gpt-4o", timeout=120)
+    listed = {line.split()[0] for line in res.stdout.splitlines() if line.strip()}
+    assert {"eval:aider", "eval:aider.openai-gpt-4o", "eval:noop"} <= listed, res.stdout
+    res = run_doit(home, "eval:aider", "repeat=two", timeout=120)
+    assert res.code != 0 and "repeat=two: give a whole number, 1 or more" in res.stderr
+
+
+def test_ci_runs_exactly_the_readme_test_command_in_the_projects_virtual_environment():
+    readme = (PROJECT / "README.md").read_text()
+    ci, setup = (PROJECT / ".ci" / "run").read_text(), (PROJECT / ".ci" / "setup").read_text()
+    assert "\n    bash .ci/setup && .venv/bin/doit gen:aider && .venv/bin/doit run agent=noop\n" in readme
+    command = "\n    .venv/bin/python -m pytest\n"
+    assert command in readme and f"\n{command.strip()}\n" in ci, "README's test command is the one CI runs"
+    assert '"$rc" -eq 5' in ci and "exit 1" in ci, "collecting no tests is a failure"
+    assert "python3 -m venv" in setup and ".venv/bin/python -m pip install" in setup and "python3-venv" in setup
+    assert ".venv/" in (PROJECT / ".gitignore").read_text().split()

@@ -75,6 +75,21 @@ memory = "256m"
 [slow]
 image = "noop"
 command = ["sh", "-c", "sleep 2"]
+
+[badnames]
+image = "noop"
+command = ["sh", "-c", '''{GOOD} > {{files}}; echo x > "$(printf 'bad\\377name.txt')"; mkfifo "$(printf 'pipe\\377')"
+mkdir "$(printf 'dir\\376')"; echo y > "$(printf 'dir\\376/in\\377side')"; echo z > "{{out}}/$(printf 'note\\377.txt')"''']
+
+[by-model]
+image = "noop"
+command = ["sh", "-c", '''if [ "$LAB_TEST_MODEL" = good ]; then {GOOD} > {{files}}; else {WRONG} > {{files}}; fi''']
+[by-model.settings]
+model = {{ env = "LAB_TEST_MODEL" }}
+
+[repeater]
+image = "noop"
+command = ["sh", "-c", '''test -e marker && echo DIRTY; touch marker; {GOOD} > {{files}}''']
 """
 TASKS = ["python-hello", "python-ledger", "python-thrice", "python-twice"]
 
@@ -120,6 +135,36 @@ def test_special_files_are_removed_and_symlinks_kept(tmp_path):
     assert "+x = 1" in diff and "HOST-SECRET" not in diff  # a link is never followed
 
 
+def test_file_names_that_are_not_utf8_are_recorded_escaped(tmp_path):
+    from rules.files import write_json
+    from rules.trial import printable, remove_special_files
+
+    work = tmp_path / "work"
+    work.mkdir()
+    os.mkfifo(os.path.join(os.fsencode(work), b"pipe\xff"))
+    removed = remove_special_files(work)
+    record = printable({"removed_special_files": removed, "out_files": ["note\udcff.txt"], "n": 1, "ok": "é"})
+    assert record == {"removed_special_files": ["pipe\\xff"], "out_files": ["note\\xff.txt"], "n": 1, "ok": "é"}
+    write_json(tmp_path / "result.json", record)  # raised UnicodeEncodeError before
+    assert json.loads((tmp_path / "result.json").read_text())["removed_special_files"] == ["pipe\\xff"]
+
+
+def test_only_containers_of_a_run_provably_gone_are_cleaned_up():
+    from rules.sandbox import _alive, run_labels
+
+    here = run_labels()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    same = {**here, "lab.pid": str(dead.pid)}
+    assert _alive(here, here), "this very run"
+    assert not _alive(same, here), "this host and boot, pid no longer runs"
+    assert not _alive({**here, "lab.start": "1"}, here), "the pid runs, but a process started at another time"
+    assert not _alive({**same, "lab.boot": "another-boot"}, here), "this host rebooted since"
+    assert _alive({**same, "lab.host": "ci-runner-7"}, here), "another host (a CI container): not provable"
+    assert _alive({**same, "lab.pidns": "4026530000"}, here), "another pid namespace: its pids mean nothing here"
+    assert _alive({"lab": "1", "lab.pid": str(dead.pid)}, here), "no run labels (an older lab): left alone"
+
+
 def make_tier(home: Path) -> None:
     """Render the fixture's Python exercises into ``home``'s aider tier with a manifest (no proving: the
     fixture's stubs fail and its ledger passes by construction)."""
@@ -151,7 +196,8 @@ def home(tmp_path_factory, grader_image) -> Path:
     """A lab home with the tier and the test agents, their images built through doit."""
     home = tmp_path_factory.mktemp("trials") / "home"
     make_tier(home)
-    names = ["noop", "solver", "second-try", "reader", "tamper-tests", "tamper-build", "sleeper", "loud", "slow"]
+    names = ["noop", "solver", "second-try", "reader", "tamper-tests", "tamper-build", "sleeper", "loud", "slow",
+             "badnames", "by-model", "repeater"]
     # jobs=1: doit's JSON reporter loses its output when actions run in threads (they swap sys.stdout)
     res = run_doit(home, *[f"agent_image:{n}" for n in names], "jobs=1", timeout=1200)
     assert res.code == 0, failure(res)
@@ -293,6 +339,82 @@ def test_resume_after_sigkill_finishes_every_trial_exactly_once(home):
     assert lab_containers(**{"lab.agent": "slow"}) == []
 
 
+@docker
+def test_file_names_that_are_not_utf8_do_not_lose_the_trial(home):
+    r = trial(home, "badnames", tries=1)
+    assert r["status"] == "pass", r
+    assert r["tries"][0]["removed_special_files"] == ["pipe\\xff"]
+    assert r["tries"][0]["out_files"] == ["note\\xff.txt"]
+    run = home / "evals" / "aider" / "runs" / "badnames" / "python-hello"
+    assert json.loads((run / "result.json").read_text(encoding="utf-8"))["tries"][0]["out_files"] == ["note\\xff.txt"]
+    assert os.path.exists(os.path.join(os.fsencode(run), b"out-1", b"note\xff.txt")), "the file itself is kept"
+    assert "bad" in (run / "work.diff").read_text()
+
+
+@docker
+def test_cleanup_removes_only_containers_of_runs_provably_gone(grader_image):
+    from rules import sandbox
+
+    here = sandbox.run_labels()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine = {**here, "lab.pid": str(dead.pid), "lab.role": "cleanup-test"}
+    cases = {"gone": mine, "foreign": {**mine, "lab.host": "ci-runner-in-a-container", "lab.pidns": "4026530000"},
+             "rebooted": {**mine, "lab.boot": "an-earlier-boot"}, "live": {**here, "lab.role": "cleanup-test"}}
+    made = {name: sandbox.client().containers.create(grader_image, ["true"], labels={"lab": "1", **labels})
+            for name, labels in cases.items()}
+    try:
+        sandbox.cleanup(only_dead_owners=True)
+        left = set(lab_containers(**{"lab.role": "cleanup-test"}))
+        kept = {name for name, c in made.items() if c.id[:12] in left}
+        assert kept == {"foreign", "live"}
+    finally:
+        for c in made.values():
+            try:
+                c.remove(force=True)
+            except Exception:
+                pass
+
+
+@docker
+def test_two_models_of_one_agent_are_two_result_sets_side_by_side(home, monkeypatch):
+    monkeypatch.delenv("LAB_TEST_MODEL", raising=False)
+    runs = home / "evals" / "aider" / "runs"
+    res = run_doit(home, "eval:by-model.good/python-hello", "model=good", "jobs=1", timeout=600)
+    assert res.code == 0 and res.executed("eval:by-model.good/"), failure(res)
+    monkeypatch.setenv("LAB_TEST_MODEL", "bad")  # the environment, when the command line gives none
+    res = run_doit(home, "run", "agent=by-model", "jobs=1", timeout=900)
+    assert res.code == 0, failure(res)
+    assert res.executed("eval:by-model.bad/") == {f"eval:by-model.bad/{t}" for t in TASKS}, "model A's results never stand for B"
+    good = json.loads((runs / "by-model.good" / "python-hello" / "result.json").read_text())
+    bad = json.loads((runs / "by-model.bad" / "python-hello" / "result.json").read_text())
+    assert (good["status"], good["run"], good["settings"], good["label"]) == ("pass", "by-model.good", {"model": "good"}, "by-model (good)")
+    assert (bad["status"], bad["run"], bad["settings"], bad["label"]) == ("fail", "by-model.bad", {"model": "bad"}, "by-model (bad)")
+    assert good["key"]["agent_digest"] != bad["key"]["agent_digest"] and good["repeat"] == bad["repeat"] == 1
+    assert json.loads((runs / "by-model.bad" / "run.json").read_text()) == {
+        "version": 1, "run": "by-model.bad", "agent": "by-model", "settings": {"model": "bad"}, "label": "by-model (bad)"}
+    assert "[by-model.bad] 4/4 done, 0 passing" in res.stdout  # the wrong solution fails even the free task
+    report = (home / "evals" / "aider" / "report.json").read_text()
+    assert "by-model.bad" in report or "by-model (bad)" in report, "doit run reports the run"
+    again = run_doit(home, "eval:by-model", "model=good", "jobs=1", timeout=600)
+    assert again.code == 0 and again.executed("eval:by-model.good/") == {f"eval:by-model.good/{t}" for t in TASKS if t != "python-hello"}
+
+
+@docker
+def test_repeat_runs_each_trial_again_in_its_own_work_tree(home):
+    res = run_doit(home, "eval:repeater", "repeat=2", "jobs=1", timeout=900)
+    assert res.code == 0, failure(res)
+    runs = home / "evals" / "aider" / "runs" / "repeater"
+    assert sorted(p.name for p in runs.iterdir() if p.is_dir()) == sorted(TASKS + [f"{t}@2" for t in TASKS])
+    for task in TASKS:
+        for folder, k in ((task, 1), (f"{task}@2", 2)):
+            r = json.loads((runs / folder / "result.json").read_text())
+            assert (r["task"], r["repeat"], r["status"], r["run"]) == (task, k, "pass", "repeater")
+            assert "DIRTY" not in (runs / folder / "agent-1.log").read_text(), "a fresh work tree for each repeat"
+    again = run_doit(home, "eval:repeater", "repeat=2", "jobs=1", timeout=600)
+    assert again.code == 0 and not again.executed("eval:repeater/")
+
+
 # ---- the real aider CLI against a fixed-answer OpenAI-compatible server on 127.0.0.1 ----
 
 FIXED_EDIT = "hello.py\n```python\ndef double(number):\n    return number * 2\n```\n"
@@ -336,12 +458,14 @@ def test_real_aider_cli_passes_with_a_fixed_edit_from_a_local_server(home, monke
         monkeypatch.setenv("AIDER_EDIT_FORMAT", "whole")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-lab-test")
         monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{server.server_port}/v1")
-        res = run_doit(home, "eval:aider/python-hello", "jobs=1", timeout=900)
+        res = run_doit(home, "eval:aider.openai-lab-fake.whole/python-hello", "jobs=1", timeout=900)
     finally:
         server.shutdown()
-    run = home / "evals" / "aider" / "runs" / "aider" / "python-hello"
+    run = home / "evals" / "aider" / "runs" / "aider.openai-lab-fake.whole" / "python-hello"
     r = json.loads((run / "result.json").read_text())
     assert (r["status"], r["passed_try"]) == ("pass", 1), (run / "agent-1.log").read_text()[-3000:]
     assert FakeOpenAI.requests and "INSTRUCTIONS for hello" in json.dumps(FakeOpenAI.requests[0]["body"])
     assert r["usage"]["tokens_sent"] == 1200 and r["usage"]["tokens_received"] == 30
-    assert "sk-lab-test" not in (run / "result.json").read_text() + (home / ".lab" / "agents" / "aider.json").read_text()
+    assert (r["settings"], r["label"]) == ({"model": "openai/lab-fake", "edit_format": "whole"}, "aider (openai/lab-fake, whole)")
+    stamp = home / ".lab" / "agents" / "aider.openai-lab-fake.whole.json"
+    assert "sk-lab-test" not in (run / "result.json").read_text() + stamp.read_text() + (run.parent / "run.json").read_text()
