@@ -319,16 +319,21 @@ def _trial(tier: str, agent: str, task: str, tasks: list[str], since: float, tri
     return None
 
 
-def _finished(result_path: str) -> bool:
-    from rules.trial import FINISHED
+def _current(tier: str, agent: str, task: str, tries: int) -> bool:
+    """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use
+    (an image rebuild that changes the grader re-grades; one that changes nothing the key holds is nothing)."""
+    from rules.trial import trial_uptodate
 
-    result = read_json(Path(result_path))
-    return isinstance(result, dict) and result.get("status") in FINISHED
+    try:
+        return trial_uptodate(tier, agent, task, tries)
+    except ConfigError:
+        return False  # the action reports it
 
 
 def task_eval():
     """Run an agent over a tier's published tasks: ``eval:<agent>`` (every trial), ``eval:<agent>/<task>``
-    (one); ``tries=N`` (default 2). A trial whose result is an ``error`` runs again next time."""
+    (one); ``tries=N`` (default 2). A trial whose result is an ``error`` runs again next time; one whose
+    grading alone changed (check.sh, grader image, grading limits) is re-graded without the agent."""
     from rules import images
 
     tier = get_var("suite", "aider")
@@ -341,15 +346,18 @@ def task_eval():
     settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})
     runs = str(suite.runs_dir)
     for name, agent in agents.items():
-        deps = [str(_definition_stamp(agent)), str(images.stamp_path(agent.stamp_name))]
+        # the agent image is a task_dep, not a file_dep: rebuilding it (e.g. on a new grader image) changes
+        # nothing a trial's key holds; whether a trial is current is trial_state's call alone (W3)
+        deps = [str(_definition_stamp(agent))]
         for task in tasks:
             result = os.path.join(runs, name, task, "result.json")
             yield {
                 "name": f"{name}/{task}",
                 "actions": [(_trial, [tier, name, task, tasks, since, tries])],
                 "file_dep": files[task] + deps,
+                "task_dep": [f"agent_image:{name}"],
                 "targets": [result],
-                "uptodate": [settings, (_finished, [result])],
+                "uptodate": [settings, (_current, [tier, name, task, tries])],
                 "doc": f"trial of {name} on {task}",
             }
         yield {
@@ -358,6 +366,29 @@ def task_eval():
             "task_dep": [f"eval:{name}/{task}" for task in tasks],
             "doc": f"run {name} over the {tier} tier ({len(tasks)} tasks)",
         }
+
+
+def _regrade(tier: str, agent: str | None):
+    from rules.sandbox import SandboxError
+    from rules.trial import regrade_agent
+
+    if not agent:
+        return TaskFailed("regrade needs agent=NAME (the agent whose stored trials are graded again)")
+    try:
+        counts = regrade_agent(tier, agent)
+    except (ConfigError, SandboxError) as exc:
+        return TaskFailed(str(exc))
+    print(f"[{agent}] re-graded {counts['regraded']} trials ({counts['changed']} changed outcome), "
+          f"{counts['rerun']} need a run (`doit run agent={agent}`), {counts['skipped']} skipped (errors)")
+    return None
+
+
+def task_regrade():
+    """Grade every stored trial of ``agent=NAME`` again with the grader image as it is now (``doit image``
+    rebuilds it) and the tasks' check.sh, without running the agent (``suite=`` picks the tier); results are
+    rewritten with ``graded.regraded`` true."""
+    tier = get_var("suite", "aider")
+    return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
 def _report(tier: str) -> None:
