@@ -269,6 +269,11 @@ image = "noop"
 command = ["sh", "-c", "echo '{RL_LINE}'"]
 errors = "aider"
 
+[regrade-solver]
+# solves every task (a name of its own: the test counts its containers on an engine other tests share)
+image = "noop"
+command = ["sh", "-c", '''for f in {{files}}; do {GOOD} > "$f"; done''']
+
 [filler]
 # writes far past its 64 MiB disk
 image = "noop"
@@ -276,7 +281,8 @@ command = ["sh", "-c", '''{GOOD} > {{files}}; head -c 200000000 /dev/zero > fill
 [filler.limits]
 disk = "64m"
 """
-RUN_AGENT_NAMES = ["missing-command", "exit-127", "slow-first", "rate-limited", "always-limited", "filler"]
+RUN_AGENT_NAMES = ["missing-command", "exit-127", "slow-first", "rate-limited", "always-limited", "regrade-solver",
+                   "filler"]
 
 
 @pytest.fixture(scope="module")
@@ -314,6 +320,19 @@ def test_a_command_that_cannot_run_is_an_error_not_a_fail(home, agent):
         assert r["tries"] == [] and "could not start" in r["error"] and "no-such-agent-command" in r["error"]
     assert r["tests"]["ran"] == 0 and not (run_folder(home, agent) / "grade-1.log").exists(), "never graded"
     assert lab_containers(**{"lab.agent": agent}) == []
+
+
+@docker
+def test_a_run_of_mostly_errors_says_so_loudly_at_the_end(home):
+    res = run_doit(home, "eval:exit-127", "jobs=1", timeout=600)
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "[exit-127] 0/4 done, 0 passing, 4 errors" in res.stdout
+    warning = [line for line in res.stderr.splitlines() if line.startswith("lab: WARNING")]
+    assert len(warning) == 1, res.stderr[-2000:]
+    assert "4 of 4 trials of agent 'exit-127' ended in error (agent)" in warning[0]
+    assert "python-hello: try 1: could_not_run" in warning[0]
+    again = run_doit(home, "eval:exit-127", "jobs=1", timeout=600)
+    assert len(again.executed("eval:exit-127/")) == 4, "errors are retried by the next run"
 
 
 @docker
@@ -361,9 +380,9 @@ def test_an_agent_writing_past_its_disk_cap_fails_and_the_host_keeps_its_space(h
     assert str(scratch) not in mounts
 
 
-def _agent_containers_created(since: float) -> list[str]:
+def _agent_containers_created(agent: str, since: float) -> list[str]:
     out = subprocess.run(["docker", "events", "--since", f"{since:.3f}", "--until", f"{time.time():.3f}",
-                          "--filter", "type=container", "--filter", "event=create", "--filter", "label=lab.role=agent",
+                          "--filter", "type=container", "--filter", "event=create", "--filter", f"label=lab.agent={agent}",
                           "--format", "{{.Actor.Attributes.name}}"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return out.stdout.split()
@@ -371,9 +390,10 @@ def _agent_containers_created(since: float) -> list[str]:
 
 @docker
 def test_regrade_after_a_check_change_grades_kept_work_without_the_agent(home):
-    res = run_doit(home, "eval:solver/python-hello", "jobs=1", timeout=600)
+    # tries=1: a pass lost on re-grading with a try left that never ran would need the agent again
+    res = run_doit(home, "eval:regrade-solver/python-hello", "jobs=1", "tries=1", timeout=600)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    run = run_folder(home, "solver")
+    run = run_folder(home, "regrade-solver")
     first = json.loads((run / "result.json").read_text())
     assert first["status"] == "pass" and first["graded"]["regraded"] is False
     assert (run / "work-1.tar.gz").is_file() and first["tries"][0]["work_archive"] == "work-1.tar.gz"
@@ -386,7 +406,7 @@ def test_regrade_after_a_check_change_grades_kept_work_without_the_agent(home):
         check.write_text(original.replace("#!/usr/bin/env bash", "#!/usr/bin/env bash\n"
                                           "echo 'lab-check: ran=3 passed=0 failed=3'; exit 1", 1))
         assert check.read_text() != original
-        res = run_doit(home, "regrade", "agent=solver", timeout=600)
+        res = run_doit(home, "regrade", "agent=regrade-solver", timeout=600)
         assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
         assert "python-hello: pass@1 -> fail (re-graded)" in res.stdout
         after = json.loads((run / "result.json").read_text())
@@ -396,16 +416,16 @@ def test_regrade_after_a_check_change_grades_kept_work_without_the_agent(home):
     finally:
         check.write_text(original)
     # the grading changed back: doit's own check re-grades it, and the agent does not run
-    res = run_doit(home, "eval:solver/python-hello", "jobs=1", timeout=600)
-    assert res.code == 0 and "eval:solver/python-hello" in res.executed("eval:"), res.stdout[-2000:]
+    res = run_doit(home, "eval:regrade-solver/python-hello", "jobs=1", "tries=1", timeout=600)
+    assert res.code == 0 and "eval:regrade-solver/python-hello" in res.executed("eval:"), res.stdout[-2000:]
     assert "re-graded, the agent did not run" in res.stdout
     back = json.loads((run / "result.json").read_text())
     assert (back["status"], back["passed_try"]) == ("pass", 1)
     assert (run / "agent-1.log").read_bytes() == agent_log
-    assert _agent_containers_created(since) == [], "re-grading never starts an agent container"
+    assert _agent_containers_created("regrade-solver", since) == [], "re-grading never starts an agent container"
     # and now it is current: doit runs nothing
-    again = run_doit(home, "eval:solver/python-hello", "jobs=1", timeout=600)
-    assert again.code == 0 and not again.executed("eval:solver/"), again.stdout[-2000:]
+    again = run_doit(home, "eval:regrade-solver/python-hello", "jobs=1", "tries=1", timeout=600)
+    assert again.code == 0 and not again.executed("eval:regrade-solver/"), again.stdout[-2000:]
 
 
 @docker
