@@ -248,12 +248,13 @@ def render_pages(report: dict) -> dict[str, str]:
 
 def load(tier: str) -> tuple[list[TaskRow], dict[str, dict[str, str]], dict[str, dict[str, dict]], dict[str, str]]:
     """Read the tier's manifest and every agent's results: (tasks, outcomes[agent][task],
-    results[agent][task], commands[agent]). A result is ``stale`` when its task digest differs from the
-    published task's, or its agent digest from the agent's current definition."""
+    results[agent][task], commands[agent]). A finished result is ``stale`` unless ``rules.trial.trial_state``
+    calls it current (the same rule as doit's and the run's: task, agent definition, grading)."""
+    from rules import images
     from rules.agents import AgentError, load_agents
     from rules.config import load_suite
     from rules.files import read_json
-    from rules.trial import task_digest
+    from rules.trial import FINISHED, GRADING_FILES, current_grader_id, result_state_for_report, task_digest
 
     suite = load_suite(tier)
     manifest = read_json(suite.manifest_path) or {}
@@ -264,7 +265,8 @@ def load(tier: str) -> tuple[list[TaskRow], dict[str, dict[str, str]], dict[str,
         agents = load_agents()
     except AgentError:
         agents = {}
-    digests = {r.task: task_digest(suite.tasks_dir / r.task) for r in tasks}
+    digests = {r.task: task_digest(suite.tasks_dir / r.task, GRADING_FILES) for r in tasks}
+    grader_id = current_grader_id(images.GRADER)
     outcomes: dict[str, dict[str, str]] = {}
     results: dict[str, dict[str, dict]] = {}
     runs = sorted(p for p in suite.runs_dir.glob("*") if p.is_dir()) if suite.runs_dir.is_dir() else []
@@ -276,8 +278,11 @@ def load(tier: str) -> tuple[list[TaskRow], dict[str, dict[str, str]], dict[str,
         agent = agents.get(run.name)
         outcomes[run.name] = {}
         for t, res in mine.items():
-            key = res.get("key") or {}
-            stale = key.get("task_digest") != digests[t] or (agent is not None and key.get("agent_digest") != agent.digest)
+            if agent is None:  # no definition any more: judged by the task the agent saw
+                stale = ((res.get("key") or {}).get("run") or {}).get("task_digest") != digests[t]
+            else:
+                stale = res.get("status") in FINISHED and result_state_for_report(
+                    res, suite.tasks_dir / t, agent, suite.prove, run / t, images.GRADER, grader_id) != "current"
             outcomes[run.name][t] = cell(res, stale)
         results[run.name] = mine
     commands = {name: " ".join(a.command) for name, a in agents.items()}

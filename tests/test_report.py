@@ -116,8 +116,10 @@ def _task(home: Path, name: str, free: bool = False) -> None:
 
 
 def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
+    from rules import images
     from rules.agents import parse_agent
-    from rules.trial import task_digest
+    from rules.config import Limits
+    from rules.trial import Trial, current_grader_id
 
     home = tmp_path / "home"
     (home / "evals" / "aider").mkdir(parents=True)
@@ -131,8 +133,10 @@ def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
         {"task": "python-bad", "language": "python", "exercise": "bad", "status": "rejected"}]}))
     runs = home / "evals" / "aider" / "runs" / "mine"
     for n, status in (("python-a", "pass"), ("python-b", "fail")):
-        key = {"task_digest": task_digest(home / "evals" / "aider" / "tasks" / n),
-               "agent_digest": parse_agent("mine", {"image": "noop", "command": ["true"]}).digest}
+        t = Trial(agent=parse_agent("mine", {"image": "noop", "command": ["true"]}),
+                  task_dir=home / "evals" / "aider" / "tasks" / n, run_dir=runs / n, scratch=runs / n, agent_image="",
+                  grader_image=images.GRADER, grade_limits=Limits(), tries=2)
+        key = t.key(current_grader_id(images.GRADER))
         (runs / n).mkdir(parents=True)
         (runs / n / "result.json").write_text(json.dumps(
             {"status": status, "passed_try": 1 if status == "pass" else None, "key": key, "agent_seconds": 1.0,
