@@ -428,7 +428,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
         notes = []
         if res.timed_out:
-            notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s; its work tree is graded as it was")
+            notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
         size = tree_size(work)
         if size > WORK_TREE_CAP:
             record["outcome"] = "timeout" if res.timed_out else "fail"
