@@ -267,7 +267,9 @@ ERROR_PATTERNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("auth", r"litellm\.AuthenticationError|The API provider is not able to authenticate you"),
         ("rate_limit", r"litellm\.(?:RateLimitError|RouterRateLimitError)|The API provider has rate limited you"),
         ("quota", r"litellm\.BudgetExceededError|Insufficient credits with the API provider"),
-        ("connection", r"litellm\.(?:APIConnectionError|Timeout)\b|The API provider timed out without returning"),
+        # no server at all shows as "litellm.InternalServerError: ... OpenAIException - Connection error."
+        ("connection", r"litellm\.(?:APIConnectionError|Timeout)\b|Exception - Connection error|Exception - Connection\s*$"
+                       r"|The API provider timed out without returning"),
         ("unavailable", r"litellm\.(?:InternalServerError|ServiceUnavailableError|BadGatewayError)"
                         r"|The API provider's servers are down or overloaded"),
         ("model", r"litellm\.(?:NotFoundError|BadRequestError|UnsupportedParamsError)"),

@@ -127,6 +127,9 @@ The API provider is not able to authenticate you. Check your API key.
     ("litellm.RateLimitError: RateLimitError: OpenAIException - 429 slow down\nRetrying in 0.2 seconds...", "rate_limit"),
     ("litellm.APIConnectionError: APIConnectionError: OpenAIException - Connection error.", "connection"),
     ("litellm.InternalServerError: InternalServerError: OpenAIException - 503", "unavailable"),
+    # aider 0.86.2 in a container with no network (its lines wrap at 80 columns)
+    ("litellm.InternalServerError: InternalServerError: OpenAIException - Connection \nerror.\n"
+     "The API provider's servers are down or overloaded.\nRetrying in 0.2 seconds...", "connection"),
     ("litellm.NotFoundError: NotFoundError: OpenAIException - model 'x' not found", "model"),
     ("litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider", "model"),
     ("Insufficient credits with the API provider. Please add credits.", "quota"),
@@ -487,3 +490,9 @@ def test_real_aider_with_a_refused_key_is_an_error_not_a_fail(home, monkeypatch)
     assert r["tries"][0]["grade"] is None and r["tests"]["ran"] == 0
     assert "sk-lab-wrong-key" not in (run / "result.json").read_text()
     assert "eval:aider/python-hello" in res.executed("eval:")
+    # no key at all: litellm refuses before sending anything; and the error is retried by the next run
+    monkeypatch.delenv("OPENAI_API_KEY")
+    again = run_doit(home, "eval:aider/python-hello", "jobs=1", timeout=900)
+    assert "eval:aider/python-hello" in again.executed("eval:"), "an error is never a finished trial"
+    r = json.loads((run / "result.json").read_text())
+    assert (r["status"], r["error_kind"]) == ("error", "agent") and "auth: litellm.AuthenticationError" in r["error"]
