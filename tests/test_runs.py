@@ -482,6 +482,7 @@ def test_real_aider_with_a_refused_key_is_an_error_not_a_fail(home, monkeypatch)
     finally:
         server.shutdown()
     run = run_folder(home, "aider")
+    assert res.code == 0 and (run / "result.json").is_file(), res.stdout[-3000:] + res.stderr[-3000:]
     r = json.loads((run / "result.json").read_text())
     log = (run / "agent-1.log").read_text()
     assert (r["status"], r["error_kind"]) == ("error", "agent"), log[-3000:]
