@@ -383,6 +383,17 @@ def test_an_agent_writing_past_its_disk_cap_fails_and_the_host_keeps_its_space(h
     assert str(scratch) not in mounts
 
 
+@docker
+def test_without_loop_mounts_the_trial_runs_uncapped_and_says_so(home, monkeypatch):
+    from rules import disk
+
+    monkeypatch.setattr(disk, "why_not", lambda folder: "no loop devices (/dev/loop-control is missing)")
+    r = trial(home, "solver")
+    assert (r["status"], r["passed_try"]) == ("pass", 1)
+    assert r["disk"]["enforced"] is False
+    assert r["notes"] == ["disk cap not enforced: no loop devices (/dev/loop-control is missing)"]
+
+
 def _agent_containers_created(agent: str, since: float) -> list[str]:
     out = subprocess.run(["docker", "events", "--since", f"{since:.3f}", "--until", f"{time.time():.3f}",
                           "--filter", "type=container", "--filter", "event=create", "--filter", f"label=lab.agent={agent}",
