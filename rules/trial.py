@@ -32,6 +32,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -355,10 +356,14 @@ class NoFairChance(Exception):
     provider refused): the trial's status is ``error`` with ``error_kind`` "agent"."""
 
 
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED", re.I)
+
+
 def _redact(text: str, env: Mapping[str, str]) -> str:
-    """``text`` with the values of the container's variables (keys among them) replaced by ``***``."""
-    for value in env.values():
-        if len(value) >= 6:
+    """``text`` with the values of the container's secret-looking variables (``*_API_KEY``, tokens,
+    passwords) replaced by ``***``: an error message lab stores or prints never holds a key."""
+    for name, value in env.items():
+        if _SECRET_NAME.search(name) and len(value) >= 4:
             text = text.replace(value, "***")
     return text
 
@@ -384,6 +389,9 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
         result["images"]["agent"]["id"] = res.image_id
+        redacted = _redact(res.output, env)
+        if redacted != res.output:  # a provider echoed a key: it stays out of the agent's log
+            write_atomic(t.run_dir / f"agent-{n}.log", redacted)
         usage = try_usage(t.agent, res.output, out_dir / USAGE_FILE)
         result["usage"] = add_usage(result["usage"], usage)
         result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)

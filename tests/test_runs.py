@@ -457,14 +457,16 @@ def test_an_agent_image_rebuild_alone_reruns_no_trial(home):
 # ---- the real aider CLI against a server that refuses every key ----
 
 class Refuse401(http.server.BaseHTTPRequestHandler):
-    """Answers every request 401 with OpenAI's error body for a wrong key."""
+    """Answers every request 401 with OpenAI's error body for a wrong key, echoing the key (the worst a
+    provider could do: lab must keep it out of every file)."""
 
     hits = 0
 
     def _refuse(self):
         Refuse401.hits += 1
         self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
-        data = json.dumps({"error": {"message": "Incorrect API key provided: sk-lab-***", "type":
+        key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        data = json.dumps({"error": {"message": f"Incorrect API key provided: {key}", "type":
                                      "invalid_request_error", "param": None, "code": "invalid_api_key"}}).encode()
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
@@ -500,7 +502,8 @@ def test_real_aider_with_a_refused_key_is_an_error_not_a_fail(home, monkeypatch)
     assert r["tries"][0]["agent"]["exit_code"] == 0, "aider exits 0 after a refused key: only its output tells"
     assert "auth" in r["error"] and "AuthenticationError" in r["error"] and Refuse401.hits >= 1
     assert r["tries"][0]["grade"] is None and r["tests"]["ran"] == 0
-    assert "sk-lab-wrong-key" not in (run / "result.json").read_text()
+    assert "API key provided: ***" in log  # aider wraps its lines at 80 columns
+    assert not [p for p in run.rglob("*") if p.is_file() and b"sk-lab-wrong-key" in p.read_bytes()]
     assert "eval:aider/python-hello" in res.executed("eval:")
     # no key at all: litellm refuses before sending anything; and the error is retried by the next run
     monkeypatch.delenv("OPENAI_API_KEY")
