@@ -59,6 +59,7 @@ GRADING_FILES = ("check.sh",)  # the task files only the grader reads: a change 
 COULD_NOT_RUN = (126, 127)  # exit codes of a command that could not run (not executable, not found)
 RATE_LIMIT_WAITS = (30.0, 60.0, 120.0)  # seconds before each retry of a rate-limited try (LAB_RATE_LIMIT_WAITS)
 ARCHIVE_CAP = 64 * 1024 * 1024  # a work tree larger than this is graded but not kept (no re-grading then)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED", re.I)  # variables whose values lab never stores
 FOLLOWUP_LINES = 100  # the follow-up prompt holds at most the last 100 lines ...
 FOLLOWUP_CHARS = 8000  # ... and 8000 characters of the test output
 DIFF_CAP = 1024 * 1024  # bytes of work.diff kept
@@ -319,7 +320,10 @@ def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP) -> str:
     return out.decode("utf-8", errors="replace")
 
 
-def _keep_out_files(out_dir: Path, dest: Path) -> list[str]:
+def _keep_out_files(out_dir: Path, dest: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """Copy up to ``OUT_FILES_MAX`` small regular files from ``out_dir`` to ``dest``, with the values of
+    ``env``'s secret-looking variables replaced by ``***``; returns their relative paths."""
+    secrets = [v.encode() for k, v in (env or {}).items() if _SECRET_NAME.search(k) and len(v) >= 4]
     kept = []
     for p in sorted(out_dir.rglob("*")):
         if len(kept) >= OUT_FILES_MAX:
@@ -327,7 +331,10 @@ def _keep_out_files(out_dir: Path, dest: Path) -> list[str]:
         st = p.lstat()
         if stat.S_ISREG(st.st_mode) and st.st_size <= OUT_FILE_CAP:
             rel = p.relative_to(out_dir).as_posix()
-            write_atomic(dest / rel, p.read_bytes())
+            data = p.read_bytes()
+            for secret in secrets:
+                data = data.replace(secret, b"***")
+            write_atomic(dest / rel, data)
             kept.append(rel)
     return kept
 
@@ -354,9 +361,6 @@ def _grader_facts(image: str) -> tuple[str, dict]:
 class NoFairChance(Exception):
     """The agent never had a fair chance (its command could not run, its container could not start, its
     provider refused): the trial's status is ``error`` with ``error_kind`` "agent"."""
-
-
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED", re.I)
 
 
 def _redact(text: str, env: Mapping[str, str]) -> str:
@@ -427,7 +431,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
                   "agent": {"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
                             "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes},
                   "removed_special_files": remove_special_files(work),
-                  "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}"), "work_archive": None}
+                  "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}", env), "work_archive": None}
         if retries:
             record["rate_limit_retries"] = retries
         result["tries"].append(record)
