@@ -75,8 +75,10 @@ class TrialError(Exception):
 @dataclass(frozen=True)
 class Trial:
     """What one trial needs: the agent, the task folder, the record folder (``run_dir``), a scratch folder
-    for the work tree (wiped before and after), the agent image tag, the grader image tag, the grading limits
-    and the number of tries."""
+    for the stub, the work tree and the in/out folders (wiped before and after; a filesystem of the agent's
+    ``disk`` limit while the trial runs), the agent image tag, the grader image tag, the grading limits and
+    the number of tries. Identity fields (what the agent saw or is) belong in ``run_key``, grading ones in
+    ``grade_key``: ``trial_state`` compares exactly those."""
 
     agent: Agent
     task_dir: Path
@@ -566,9 +568,10 @@ def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict 
         for log, _ in logs:
             log.unlink(missing_ok=True)
         return None
+    after = "ran after a try that passes on re-grading"
     for rec in new["tries"]:
-        if passed is not None and rec["try"] > passed:
-            rec["note"] = "; ".join(x for x in (rec.get("note"), "ran after a try that passes on re-grading") if x)
+        if passed is not None and rec["try"] > passed and after not in (rec.get("note") or ""):
+            rec["note"] = "; ".join(x for x in (rec.get("note"), after) if x)
     graded_until = [r for r in new["tries"] if r.get("grade") is not None and (passed is None or r["try"] <= passed)]
     if graded_until:
         g = graded_until[-1]["grade"]
