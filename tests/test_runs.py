@@ -443,6 +443,26 @@ def test_regrade_after_a_check_change_grades_kept_work_without_the_agent(home):
 
 
 @docker
+def test_a_pass_lost_on_regrading_with_a_try_left_needs_the_agent_again(home):
+    res = run_doit(home, "eval:regrade-solver/python-twice", "jobs=1", timeout=600)  # tries=2
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run = run_folder(home, "regrade-solver", "python-twice")
+    before = (run / "result.json").read_bytes()
+    assert json.loads(before)["passed_try"] == 1
+    check = home / "evals" / "aider" / "tasks" / "python-twice" / "check.sh"
+    original = check.read_text()
+    try:
+        check.write_text(original.replace("#!/usr/bin/env bash", "#!/usr/bin/env bash\n"
+                                          "echo 'lab-check: ran=3 passed=0 failed=3'; exit 1", 1))
+        res = run_doit(home, "regrade", "agent=regrade-solver", timeout=600)
+        assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        assert "python-twice: cannot be re-graded alone" in res.stdout
+        assert (run / "result.json").read_bytes() == before, "the try 2 that never ran is not made up"
+    finally:
+        check.write_text(original)
+
+
+@docker
 def test_an_agent_image_rebuild_alone_reruns_no_trial(home):
     res = run_doit(home, "eval:solver/python-ledger", "jobs=1", timeout=600)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
