@@ -734,11 +734,16 @@ def trial_uptodate(tier: str, agent_name: str, task: str, tries: int) -> bool:
     return trial_state(read_json(t.run_dir / "result.json"), t) == "current"
 
 
-def error_warning(agent: str, run_root: Path, tasks: list[str]) -> str | None:
-    """The loud line for the end of a run in which most trials ended in ``error`` (every task has a result
-    and more than half are errors): names the agent, the count and the first error; else None."""
-    results = [read_json(Path(run_root) / task / "result.json") for task in tasks]
+def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | None = None) -> str | None:
+    """The loud line for the end of a run in which most trials ended in ``error``: names the agent, the
+    count and the first error; else None. The run has ended when every task has a result and no ``error``
+    is older than ``since`` (the run's start, epoch seconds: such a trial is still to be retried by it)."""
+    paths = [Path(run_root) / task / "result.json" for task in tasks]
+    results = [read_json(p) for p in paths]
     if not tasks or not all(isinstance(r, dict) for r in results):
+        return None
+    if since is not None and any(r.get("status") == "error" and p.stat().st_mtime < since
+                                 for p, r in zip(paths, results)):
         return None
     errors = [(task, r) for task, r in zip(tasks, results) if r.get("status") == "error"]
     if len(errors) * 2 <= len(tasks):
@@ -786,7 +791,7 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
     p = progress(runs, tasks, since)
     print(progress_line(agent.name, p), flush=True)
     if p["done"] + p["errors"] == p["total"]:
-        warning = error_warning(agent.name, runs, tasks)
+        warning = error_warning(agent.name, runs, tasks, since)
         if warning:
             print(warning, file=sys.stderr, flush=True)
     return result

@@ -223,6 +223,10 @@ def test_error_warning_names_the_agent_and_the_first_error(tmp_path):
     assert "a: try 1: auth: bad key for a" in line
     assert error_warning("aider", tmp_path, ["a", "c", "c"]) is None  # not most
     assert error_warning("aider", tmp_path, ["a", "b", "missing"]) is None  # the run has not ended
+    old = time.time() - 100
+    os.utime(tmp_path / "a" / "result.json", (old, old))  # an error of an earlier run: this run retries it
+    assert error_warning("aider", tmp_path, ["a", "b", "c"], since=old + 50) is None
+    assert error_warning("aider", tmp_path, ["a", "b", "c"], since=old - 50) == line
 
 
 def test_capped_folder_holds_writes_to_its_size_and_leaves_nothing(tmp_path):
