@@ -40,7 +40,8 @@ PROMPT = f"{IN_DIR}/prompt.txt"
 OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host")
-FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings")
+FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings",
+          "errors")
 REQUIRED = ("image", "command")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try)\}")
@@ -87,7 +88,7 @@ class Agent:
     ``env`` / ``env_optional`` are names passed through from the caller's environment, ``env_set`` fixed
     values; ``network`` a Docker network mode; ``limits`` the container's limits (``timeout``: seconds per
     try); ``usage`` the name of an output parser in ``USAGE_PARSERS`` (or None); ``build`` extra variables
-    for the Dockerfile template.
+    for the Dockerfile template; ``errors`` the name of a provider-error table in ``ERROR_PATTERNS`` (or None).
     """
 
     name: str
@@ -102,6 +103,7 @@ class Agent:
     build: tuple[tuple[str, str], ...] = ()
     settings: tuple[Setting, ...] = ()
     values: tuple[tuple[str, str], ...] = ()  # the settings' values (declaration order), set by resolve()
+    errors: str | None = None
 
     def definition(self) -> dict:
         """The definition as plain JSON data (what the run's stamp file holds): env *names*, never env values;
@@ -110,9 +112,9 @@ class Agent:
         out = {
             "format": DEFINITION_FORMAT, "name": self.name, "image": self.image, "command": list(self.command),
             "env": list(self.env), "env_optional": list(self.env_optional), "env_set": dict(self.env_set),
-            "network": self.network, "usage": self.usage, "build": dict(self.build),
+            "network": self.network, "usage": self.usage, "build": dict(self.build), "errors": self.errors,
             "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory, "pids": self.limits.pids,
-                       "timeout": self.limits.timeout},
+                       "timeout": self.limits.timeout, "disk": self.limits.disk},
         }
         if self.settings:
             values = dict(self.values)
@@ -325,17 +327,20 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     usage = raw.get("usage")
     if usage is not None and usage not in USAGE_PARSERS:
         raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(sorted(USAGE_PARSERS))}")
+    errors = raw.get("errors")
+    if errors is not None and errors not in ERROR_PATTERNS:
+        raise AgentError(f"{at}: errors {errors!r} is unknown; known: {', '.join(sorted(ERROR_PATTERNS))}")
     if not isinstance(raw.get("limits", {}), dict):
         raise AgentError(f"{at}: limits must be a table ([{name}.limits])")
     try:
         limits = Limits.parse(raw.get("limits", {}), f"{at} limits")
     except ConfigError as exc:
         raise AgentError(str(exc)) from None
-    if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0:
-        raise AgentError(f"{at} limits: cpus, memory, pids and timeout must be positive")
+    if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0 or limits.disk <= 0:
+        raise AgentError(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
-                 usage=usage, build=_table(raw.get("build", {}), f"{at} build"),
+                 usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
                  settings=_settings(raw.get("settings", {}), at, env + env_optional))
 
 
@@ -389,6 +394,44 @@ def aider_usage(output: str) -> dict | None:
 
 
 USAGE_PARSERS: dict[str, Callable[[str], dict | None]] = {"aider": aider_usage}
+
+
+# ---- provider errors: the agent never had a fair chance ----
+
+# What an agent prints when its model provider refused or never answered, per agent (``errors = "aider"`` in
+# evals/agents.toml): (kind, pattern) rows, tried in order on each output line. aider 0.86.2 prints the
+# litellm exception as ``litellm.<Name>: ...`` (aider/coders/base_coder.py, send_message: str(err)) and, for
+# some, a friendly line from aider/exceptions.py (EXCEPTIONS); it then gives up (after its own retries of the
+# retryable ones, ~1 min) and still exits 0. ``ContextWindowExceededError`` is not listed: the task was too
+# big for the model, the agent had its chance.
+ERROR_PATTERNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "aider": (
+        ("auth", r"litellm\.AuthenticationError|The API provider is not able to authenticate you"),
+        ("rate_limit", r"litellm\.(?:RateLimitError|RouterRateLimitError)|The API provider has rate limited you"),
+        ("quota", r"litellm\.BudgetExceededError|Insufficient credits with the API provider"),
+        # no server at all shows as "litellm.InternalServerError: ... OpenAIException - Connection error."
+        ("connection", r"litellm\.(?:APIConnectionError|Timeout)\b|Exception - Connection error|Exception - Connection\s*$"
+                       r"|The API provider timed out without returning"),
+        ("unavailable", r"litellm\.(?:InternalServerError|ServiceUnavailableError|BadGatewayError)"
+                        r"|The API provider's servers are down or overloaded"),
+        ("model", r"litellm\.(?:NotFoundError|BadRequestError|UnsupportedParamsError)"),
+        ("provider", r"litellm\.(?:APIError|OpenAIError|APIResponseValidationError|AzureOpenAIError)\b"),
+    ),
+}
+_ERROR_RES = {name: tuple((kind, re.compile(rx)) for kind, rx in rows) for name, rows in ERROR_PATTERNS.items()}
+
+
+def provider_error(parser: str, output: str) -> dict | None:
+    """The first provider error in an agent's ``output`` by the table ``ERROR_PATTERNS[parser]``:
+    ``{"kind": "auth" | "rate_limit" | "quota" | "connection" | "unavailable" | "model" | "provider",
+    "message": the line (stripped, at most 300 characters)}``; None when no line matches. Raises KeyError for
+    an unknown parser (``parse_agent`` refuses those)."""
+    rows = _ERROR_RES[parser]
+    for line in output.splitlines():
+        for kind, rx in rows:
+            if rx.search(line):
+                return {"kind": kind, "message": line.strip()[:300]}
+    return None
 
 
 def read_usage_file(path: Path) -> dict | None:

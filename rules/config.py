@@ -23,18 +23,23 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits for one container: CPUs (fractional), memory (bytes), process count, wall clock (s)."""
+    """Resource limits for one container: CPUs (fractional), memory (bytes), process count, wall clock (s),
+    and ``disk``: the bytes the container may write to its host folders (an agent's work tree and ``/lab/out``
+    live on a filesystem of this size, see ``rules.disk``)."""
 
     cpus: float = 1.0
     memory: int = 4 * 1024**3
     pids: int = 1024
     timeout: float = 600.0
+    # repr=False: proofs and gradings do not use it yet, so doit's config_changed(repr(limits)) must not
+    # re-prove every task when it is added or changed
+    disk: int = field(default=2 * 1024**3, repr=False)
 
     @classmethod
     def parse(cls, raw: dict, where: str) -> "Limits":
         """Build limits from a TOML table with keys ``cpus``, ``memory`` ("4g", "512m" or bytes), ``pids``,
-        ``timeout`` (seconds). Raises ConfigError naming ``where`` on a bad value."""
-        known = {"cpus", "memory", "pids", "timeout"}
+        ``timeout`` (seconds), ``disk`` (like memory). Raises ConfigError naming ``where`` on a bad value."""
+        known = {"cpus", "memory", "pids", "timeout", "disk"}
         unknown = set(raw) - known
         if unknown:
             raise ConfigError(f"{where}: unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -45,6 +50,7 @@ class Limits:
                 memory=parse_bytes(raw.get("memory", base.memory)),
                 pids=int(raw.get("pids", base.pids)),
                 timeout=float(raw.get("timeout", base.timeout)),
+                disk=parse_bytes(raw.get("disk", base.disk)),
             )
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: {exc}") from None

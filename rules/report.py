@@ -590,19 +590,31 @@ def trial_folder(name: str) -> tuple[str, int]:
     return name, 1
 
 
-def _stale(result: dict, task_digest: str, agent, trial_dir: Path | None = None) -> bool:
-    """True when ``result`` finished but no longer counts as the trial of the current task and agent: its
-    key's task digest differs from ``task_digest`` (the published task's), or ``agent`` (the run's current
-    definition with the run's setting values; None when unknown) has another digest. An ``error`` is never
-    stale: it shows as the error it is (and is retried by the next run anyway).
+@dataclass(frozen=True)
+class Grading:
+    """What the current grading is, for ``_stale``: the grader image tag and id and the grading limits."""
 
-    The one place the report decides staleness. At the merge it becomes ``result.get("status") in FINISHED
-    and rules.trial.trial_state(...) != "current"`` for the trial in ``trial_dir`` (via the runs branch's
-    ``result_state_for_report``); a trial due to be re-graded is not current either."""
+    image: str
+    id: str
+    limits: object
+
+
+def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, grading: Grading) -> bool:
+    """True when ``result`` finished but no longer counts as the current trial of ``agent`` (the run's current
+    definition with its setting values; None when unknown) on the task in ``task_dir``:
+    ``rules.trial.trial_state`` says ``rerun`` or ``regrade`` (a trial due to be graded again is not current
+    either). An ``error`` is never stale: it shows as the error it is. With no known agent only the task's
+    side can be checked (its digest without grading files, and check.sh's)."""
+    from rules.trial import GRADING_FILES, check_digest, result_state_for_report, task_digest
+
     if not finished(cell(result)):
         return False
-    key = result.get("key") or {}
-    return key.get("task_digest") != task_digest or (agent is not None and key.get("agent_digest") != agent.digest)
+    if agent is None:
+        key = result.get("key") or {}
+        return ((key.get("run") or {}).get("task_digest") != task_digest(task_dir, without=GRADING_FILES)
+                or (key.get("grade") or {}).get("check_digest") != check_digest(task_dir))
+    state = result_state_for_report(result, task_dir, agent, grading.limits, trial_dir, grading.image, grading.id)
+    return state != "current"
 
 
 def run_agent(agents: dict, name: str, settings: dict):
@@ -623,10 +635,11 @@ def run_agent(agents: dict, name: str, settings: dict):
         return None
 
 
-def load_runs(runs_dir: Path, tasks: list[TaskRow], digests: dict[str, str], agents: dict) -> tuple[list[Run], list[str]]:
+def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dict,
+              grading: Grading) -> tuple[list[Run], list[str]]:
     """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
-    (runs, notes). ``digests`` maps a task to its current digest, ``agents`` an agent name to its current
-    definition. A run's label, agent and settings come from its ``run.json`` (without one: the folder name,
+    (runs, notes). ``tasks_dir`` holds the published tasks, ``agents`` maps an agent name to its current
+    definition, ``grading`` is the current grading (see ``_stale``). A run's label, agent and settings come from its ``run.json`` (without one: the folder name,
     and the settings its results record); ``notes`` name records that could not be read."""
     from rules.files import read_json
 
@@ -661,7 +674,7 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], digests: dict[str, str], age
         agent = run_agent(agents, run.agent, run.settings)
         run.command = " ".join(agents[run.agent].command) if run.agent in agents else None
         for trial, task, k, res in records:
-            run.outcomes.setdefault(k, {})[task] = cell(res, _stale(res, digests[task], agent, trial))
+            run.outcomes.setdefault(k, {})[task] = cell(res, _stale(res, Path(tasks_dir) / task, agent, trial, grading))
             run.results.setdefault(k, {})[task] = res
         runs.append(run)
     return runs, notes
@@ -672,7 +685,8 @@ def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
     from rules.agents import AgentError, load_agents
     from rules.config import load_suite
     from rules.files import read_json
-    from rules.trial import task_digest
+    from rules import images
+    from rules.trial import current_grader_id
 
     suite = load_suite(tier)
     manifest = read_json(suite.manifest_path) or {}
@@ -683,8 +697,8 @@ def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
         agents = load_agents()
     except AgentError:
         agents = {}
-    digests = {r.task: task_digest(suite.tasks_dir / r.task) for r in tasks}
-    runs, notes = load_runs(suite.runs_dir, tasks, digests, agents)
+    grading = Grading(images.GRADER, current_grader_id(images.GRADER), suite.prove)
+    runs, notes = load_runs(suite.runs_dir, tasks, suite.tasks_dir, agents, grading)
     return tasks, runs, notes
 
 

@@ -46,6 +46,10 @@ class SandboxError(Exception):
     """The container engine could not do what was asked; the message says what to do about it."""
 
 
+class StartError(SandboxError):
+    """The container was created but could not start: most often its command does not exist in the image."""
+
+
 @dataclass(frozen=True)
 class Mount:
     """A folder (``kind="bind"``, ``source`` an absolute host path) or a named volume (``kind="volume"``)
@@ -215,7 +219,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk; the
     result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
 
-    Raises SandboxError when the image is missing or the container cannot be created or started.
+    Raises SandboxError when the image is missing or the container cannot be created, StartError (a
+    SandboxError) when it cannot be started.
     """
     import requests.exceptions
 
@@ -242,7 +247,7 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
         try:
             container.start()
         except docker.errors.APIError as exc:
-            raise SandboxError(f"cannot start a container of {image!r}: {exc}") from None
+            raise StartError(f"cannot start a container of {image!r}: {exc}") from None
         try:
             exit_code = int(container.wait(timeout=limits.timeout)["StatusCode"])
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):

@@ -401,11 +401,15 @@ def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, t
     return None
 
 
-def _finished(result_path: str) -> bool:
-    from rules.trial import FINISHED
+def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
+    """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use
+    (an image rebuild that changes the grader re-grades; one that changes nothing the key holds is nothing)."""
+    from rules.trial import trial_uptodate
 
-    result = read_json(Path(result_path))
-    return isinstance(result, dict) and result.get("status") in FINISHED
+    try:
+        return trial_uptodate(tier, agent, task, tries, settings, repeat, run)
+    except ConfigError:
+        return False  # the action reports it
 
 
 def _whole(name: str, default: int) -> int:
@@ -429,7 +433,8 @@ def task_eval():
     """Run an agent over a tier's published tasks: ``eval:<run>`` (every trial), ``eval:<run>/<task>``
     (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
     ``tries=N`` (default 2), ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...). A trial whose
-    result is an ``error`` runs again next time."""
+    result is an ``error`` runs again next time; one whose grading alone changed (check.sh, grader image,
+    grading limits) is re-graded without the agent."""
     from rules import images
     from rules.trial import trial_folder
 
@@ -450,7 +455,9 @@ def task_eval():
             continue
         agent, run = found
         names.add(run)
-        deps = [str(_definition_stamp(agent, run)), str(images.stamp_path(agent.stamp_name))]
+        # the agent image is a task_dep, not a file_dep: rebuilding it (e.g. on a new grader image) changes
+        # nothing a trial's key holds; whether a trial is current is trial_state's call alone (W3)
+        deps = [str(_definition_stamp(agent, run))]
         folders = [trial_folder(t, k) for t in tasks for k in range(1, repeat + 1)]
         for task in tasks:
             for k in range(1, repeat + 1):
@@ -461,8 +468,9 @@ def task_eval():
                     "name": f"{run}/{folder}",
                     "actions": [(_trial, [tier, name, task, folders, since, tries, dict(agent.values), k, run])],
                     "file_dep": files[task] + deps,
+                    "task_dep": [f"agent_image:{name}"],
                     "targets": [result],
-                    "uptodate": [settings, (_finished, [result])],
+                    "uptodate": [settings, (_current, [tier, name, task, tries, dict(agent.values), k, run])],
                     "doc": f"trial of {agent.label} on {folder}",
                 }
         yield {
@@ -500,6 +508,29 @@ def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tas
     return (f"eval:{asked}: unknown agent or run {run!r}; agents (evals/agents.toml): "
             f"{', '.join(sorted(agents)) or 'none'}" + (f"; other runs: {', '.join(other)}" if other else "")
             + " (an agent with settings takes them on the command line: eval:aider model=NAME)")
+
+
+def _regrade(tier: str, agent: str | None):
+    from rules.sandbox import SandboxError
+    from rules.trial import regrade_agent
+
+    if not agent:
+        return TaskFailed("regrade needs agent=NAME (the agent whose stored trials are graded again)")
+    try:
+        counts = regrade_agent(tier, agent)
+    except (ConfigError, SandboxError) as exc:
+        return TaskFailed(str(exc))
+    print(f"[{agent}] re-graded {counts['regraded']} trials ({counts['changed']} changed outcome), "
+          f"{counts['rerun']} need a run (`doit run agent={agent}`), {counts['skipped']} skipped (errors)")
+    return None
+
+
+def task_regrade():
+    """Grade every stored trial of ``agent=NAME`` again with the grader image as it is now (``doit image``
+    rebuilds it) and the tasks' check.sh, without running the agent (``suite=`` picks the tier); results are
+    rewritten with ``graded.regraded`` true."""
+    tier = get_var("suite", "aider")
+    return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
 def _report(tier: str) -> None:

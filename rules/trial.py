@@ -4,40 +4,63 @@ A trial lays a fresh work tree with the task's ``setup.sh``, runs the agent's co
 tree (``/work``, read-write), the prompt (``/lab/in``, read-only) and an empty private folder (``/lab/out``)
 mounted, then grades the work tree with ``rules.grade`` (no network, pristine non-solution files laid back,
 limits, a timeout that kills the container). After a failed try the agent runs again in the same work tree
-with a follow-up prompt holding the end of the test output (``tries=2``: the polyglot benchmark's pass@2).
+with a follow-up prompt holding the end of the test output (``tries=2``: the polyglot benchmark's pass@2). A
+try whose agent ran past its time limit is graded all the same (its work tree as it was) and followed the same
+way. The scratch folder (stub, work tree, in and out folders) is a filesystem of the agent's ``disk`` limit
+(``rules.disk``), so an agent cannot fill the host's disk.
+
+``error`` means the agent never had a fair chance: its command could not run (exit 126/127, or its container
+could not start) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
+are retried a few times with a wait. Such a trial is kept apart from ``fail`` and redone by the next run.
 
 The record goes to ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2; the run is the agent with its
 settings' values, see rules.agents): ``result.json`` (written last, atomically; its fields are
 documented in evals/README.md), ``agent-<try>.log``, ``grade-<try>.log``, ``prompt-<try>.txt`` for follow-up
-prompts, ``out-<try>/`` (small files the agent left in ``/lab/out``) and ``work.diff`` (``diff -ruN`` of the
-work tree against the stub). Tier-agnostic: a task is a folder with ``task.json`` (``task``, ``language``,
-``solution_files``), ``prompt.txt``, ``setup.sh`` and ``check.sh``.
+prompts, ``out-<try>/`` (small files the agent left in ``/lab/out``), ``work-<try>.tar.gz`` (the work tree
+after the try, as graded: re-grading needs no agent) and ``work.diff`` (``diff -ruN`` of the work tree against
+the stub). Tier-agnostic: a task is a folder with ``task.json`` (``task``, ``language``, ``solution_files``),
+``prompt.txt``, ``setup.sh`` and ``check.sh``.
+
+Whether a stored result still counts is decided in one place, ``trial_state``: ``current``, ``regrade`` (only
+the grading changed: ``check.sh``, the grader image, the grading limits; ``regrade_trial`` grades the kept work
+trees again) or ``rerun`` (anything the agent saw or is changed).
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from rules import sandbox
-from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, try_usage
+from rules import disk, sandbox
+from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_usage
 from rules.config import Limits
-from rules.files import read_json, tree_digest, write_atomic, write_json
+from rules.files import read_json, sha256_bytes, tree_digest, write_atomic, write_json
 from rules.grade import grade
 from rules.prove import lay_work_tree
 from rules.render import render
 
-TRIAL_FORMAT = 1  # version of result.json
-STATUSES = ("pass", "fail", "timeout", "error")
-FINISHED = ("pass", "fail", "timeout")  # an `error` is retried by the next run
+TRIAL_FORMAT = 2  # version of result.json and of its key
+STATUSES = ("pass", "fail", "timeout", "tampered", "error")
+FINISHED = ("pass", "fail", "timeout", "tampered")  # an `error` is retried by the next run
+GRADING_FILES = ("check.sh",)  # the task files only the grader reads: a change to them re-grades, never re-runs
+COULD_NOT_RUN = (126, 127)  # exit codes of a command that could not run (not executable, not found)
+RATE_LIMIT_WAITS = (30.0, 60.0, 120.0)  # seconds before each retry of a rate-limited try (LAB_RATE_LIMIT_WAITS)
+ARCHIVE_CAP = 64 * 1024 * 1024  # a work tree larger than this is graded but not kept (no re-grading then)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED", re.I)  # variables whose values lab never stores
 FOLLOWUP_LINES = 100  # the follow-up prompt holds at most the last 100 lines ...
 FOLLOWUP_CHARS = 8000  # ... and 8000 characters of the test output
 DIFF_CAP = 1024 * 1024  # bytes of work.diff kept
@@ -53,8 +76,10 @@ class TrialError(Exception):
 @dataclass(frozen=True)
 class Trial:
     """What one trial needs: the agent, the task folder, the record folder (``run_dir``), a scratch folder
-    for the work tree (wiped before and after), the agent image tag, the grader image tag, the grading limits
-    and the number of tries."""
+    for the stub, the work tree and the in/out folders (wiped before and after; a filesystem of the agent's
+    ``disk`` limit while the trial runs), the agent image tag, the grader image tag, the grading limits and
+    the number of tries. Identity fields (what the agent saw or is) belong in ``run_key``, grading ones in
+    ``grade_key``: ``trial_state`` compares exactly those."""
 
     agent: Agent
     task_dir: Path
@@ -73,26 +98,184 @@ class Trial:
         model's; an agent without settings keeps its volume ``lab-cache-agent-<name>``)."""
         return f"lab-cache-agent-{self.run or self.agent.run}"
 
-    def key(self) -> dict:
-        """What a finished result must have been run with to count as this trial's: the result format, the
-        task's content digest, the agent definition's digest, the tries and the grading limits."""
-        lim = self.grade_limits
-        return {"format": TRIAL_FORMAT, "task_digest": task_digest(self.task_dir), "agent_digest": self.agent.digest,
-                "tries": self.tries, "grade_limits": [lim.cpus, lim.memory, lim.pids, lim.timeout]}
+    def run_key(self) -> dict:
+        """What the agent's side of a result depends on (a change means the agent must run again): the task
+        without its grading files (prompt, task.json, setup.sh, workspace/), the agent definition's digest,
+        its image template's digest and the tries."""
+        return {"task_digest": task_digest(self.task_dir, without=GRADING_FILES), "agent_digest": self.agent.digest,
+                "image_digest": _template_digest(self.agent), "tries": self.tries}
+
+    def grade_key(self, grader_id: str) -> dict:
+        """What the grading of a result depends on (a change means grading the kept work trees again):
+        ``check.sh``'s digest, the grader image id ``grader_id`` and the grading limits."""
+        return {"check_digest": check_digest(self.task_dir), "grader_image_id": grader_id,
+                "grade_limits": dataclasses.asdict(self.grade_limits)}
+
+    def key(self, grader_id: str) -> dict:
+        """``{"format", "run": run_key(), "grade": grade_key(grader_id)}``: result.json's ``key``."""
+        return {"format": TRIAL_FORMAT, "run": self.run_key(), "grade": self.grade_key(grader_id)}
 
 
-def task_digest(task_dir: Path) -> str:
-    """SHA-256 (hex) over every file of the task folder (paths, contents, exec bits)."""
-    return hashlib.sha256(json.dumps(tree_digest(Path(task_dir)), sort_keys=True).encode()).hexdigest()
+def task_digest(task_dir: Path, without: tuple[str, ...] = ()) -> str:
+    """SHA-256 (hex) over every file of the task folder (paths, contents, exec bits), leaving out the files
+    named in ``without`` (paths relative to the task folder)."""
+    files = {k: v for k, v in tree_digest(Path(task_dir)).items() if k not in without}
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
 
 
-def finished_result(run_dir: Path, key: dict) -> dict | None:
-    """The trial's result when it finished (pass, fail or timeout) with exactly ``key``; else None (no
-    result, an ``error``, or a result of another task version, agent definition or setting)."""
-    result = read_json(Path(run_dir) / "result.json")
-    if isinstance(result, dict) and result.get("status") in FINISHED and result.get("key") == key:
-        return result
+def check_digest(task_dir: Path) -> str:
+    """SHA-256 (hex) of the task's grading files (``check.sh``); "" when it has none."""
+    parts = []
+    for name in GRADING_FILES:
+        p = Path(task_dir) / name
+        parts.append(f"{name}:{sha256_bytes(p.read_bytes())}" if p.is_file() else f"{name}:-")
+    return sha256_bytes("\n".join(parts).encode())
+
+
+def _template_digest(agent: Agent) -> str:
+    try:
+        return sha256_bytes(agent.template_path().read_bytes())
+    except Exception:  # noqa: BLE001 - a missing template: the image cannot be built, the build says why
+        return ""
+
+
+def kept_work(result: dict, run_dir: Path) -> bool:
+    """True when every graded try of ``result`` has its work tree kept in ``run_dir`` (so it can be graded
+    again without the agent)."""
+    for rec in result.get("tries") or []:
+        if rec.get("grade") is not None:
+            name = rec.get("work_archive")
+            if not name or not (Path(run_dir) / name).is_file():
+                return False
+    return True
+
+
+def trial_state(result: dict | None, trial: "Trial", grader_id: str | None = None) -> str:
+    """Whether the stored ``result`` (result.json's data, or None) still counts as ``trial``'s:
+
+    ``"current"``: it finished (pass, fail, timeout, tampered) with this trial's key; ``"regrade"``: it
+    finished and only the grading changed (``check.sh``, the grader image id, the grading limits) and every
+    graded try's work tree is kept; ``"rerun"``: anything else (no result, an ``error``, another result format,
+    task prompt/stub/setup/workspace, agent definition or image template, tries; or work trees not kept).
+    ``grader_id`` is the current grader image id; None looks it up (the docker CLI, cached per process).
+    """
+    if not isinstance(result, dict) or result.get("status") not in FINISHED:
+        return "rerun"
+    key = result.get("key")
+    if not isinstance(key, dict) or key.get("format") != TRIAL_FORMAT or key.get("run") != trial.run_key():
+        return "rerun"
+    if grader_id is None:
+        grader_id = current_grader_id(trial.grader_image)
+    if key.get("grade") == trial.grade_key(grader_id):
+        return "current"
+    return "regrade" if kept_work(result, trial.run_dir) else "rerun"
+
+
+_grader_ids: dict[str, str] = {}
+
+
+def current_grader_id(tag: str, fresh: bool = False) -> str:
+    """The local id of the grader image ``tag`` ("" when missing); looked up once per process unless
+    ``fresh`` (doit's up-to-date checks ask for every trial)."""
+    if fresh or tag not in _grader_ids:
+        _grader_ids[tag] = sandbox.image_id_quick(tag) or ""
+    return _grader_ids[tag]
+
+
+def result_state_for_report(result: dict | None, task_dir: Path, agent: Agent, grade_limits: Limits,
+                            run_dir: Path, grader_image: str, grader_id: str | None = None,
+                            **trial_fields) -> str:
+    """``trial_state`` for the report, which has no Trial: the stored ``result`` of ``agent`` on the task in
+    ``task_dir`` (record folder ``run_dir``), judged against the current task, definition, grader image
+    (tag ``grader_image``, id ``grader_id`` or looked up) and grading limits; the tries are the result's own
+    (the report does not know a run's ``tries=``). ``trial_fields`` go to ``Trial`` as they are (e.g. the
+    settings of a run). Returns ``"current"``, ``"regrade"`` or ``"rerun"``."""
+    tries = (result or {}).get("tries_allowed") if isinstance(result, dict) else None
+    t = Trial(agent=agent, task_dir=Path(task_dir), run_dir=Path(run_dir), scratch=Path(run_dir),
+              agent_image="", grader_image=grader_image, grade_limits=grade_limits,
+              tries=tries if isinstance(tries, int) else 2, **trial_fields)
+    return trial_state(result, t, grader_id)
+
+
+def agent_problem(agent: Agent, exit_code: int | None, output: str, usage: dict | None) -> dict | None:
+    """Why a try of ``agent`` gave it no fair chance, or None: ``{"kind", "message"}`` with kind
+    ``could_not_run`` (exit code 126/127) or a provider error kind from its ``errors`` table (only when the
+    try sent and received no tokens: an agent that got answers had its chance)."""
+    if exit_code in COULD_NOT_RUN:
+        last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
+        return {"kind": "could_not_run",
+                "message": f"the agent's command could not run (exit {exit_code}): {last[:300]}".rstrip(": ")}
+    tokens = bool(usage and (usage.get("tokens_sent") or usage.get("tokens_received")))
+    if agent.errors and not tokens:
+        return provider_error(agent.errors, output)
     return None
+
+
+def rate_limit_waits(environ: Mapping[str, str] = os.environ) -> tuple[float, ...]:
+    """The waits (seconds) before each retry of a rate-limited try: ``LAB_RATE_LIMIT_WAITS`` (comma-separated
+    seconds, e.g. ``"0.1,0.1"``; empty for no retry) or ``RATE_LIMIT_WAITS``. Raises ValueError naming the
+    variable on a bad value."""
+    raw = environ.get("LAB_RATE_LIMIT_WAITS")
+    if raw is None:
+        return RATE_LIMIT_WAITS
+    try:
+        waits = tuple(float(x) for x in raw.split(",") if x.strip())
+    except ValueError:
+        raise ValueError(f"LAB_RATE_LIMIT_WAITS={raw!r}: give comma-separated seconds, e.g. 30,60,120") from None
+    if any(w < 0 for w in waits):
+        raise ValueError(f"LAB_RATE_LIMIT_WAITS={raw!r}: waits must not be negative")
+    return waits
+
+
+def try_outcome(grade_json: dict | None, timed_out: bool) -> str:
+    """A try's outcome from its grading (``Grade.to_json()``, None when not graded) and whether its agent
+    timed out: ``pass`` (even after a timeout: the work passes), ``tampered``, ``timeout`` or ``fail``."""
+    if grade_json is not None and grade_json.get("passed"):
+        return "pass"
+    if grade_json is not None and grade_json.get("verdict") == "tampered":
+        return "tampered"
+    return "timeout" if timed_out else "fail"
+
+
+def trial_status(tries: list[dict]) -> str:
+    """A finished trial's status from its tries' outcomes: ``pass`` when a try passed, else ``tampered`` when
+    a try was, else ``timeout`` when the last try timed out, else ``fail``."""
+    outcomes = [t.get("outcome") for t in tries]
+    if "pass" in outcomes:
+        return "pass"
+    if "tampered" in outcomes:
+        return "tampered"
+    return "timeout" if outcomes and outcomes[-1] == "timeout" else "fail"
+
+
+def archive_work(work: Path, path: Path) -> None:
+    """Write the tree ``work`` to the gzip'd tar ``path`` (atomically): symlinks are stored as links, never
+    followed; only regular files, folders and links (``remove_special_files`` ran before)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
+        for folder, dirs, files in os.walk(work, followlinks=False):
+            dirs.sort()
+            for name in sorted(dirs) + sorted(files):
+                p = Path(folder) / name
+                tar.add(p, arcname=p.relative_to(work).as_posix(), recursive=False)
+    os.replace(tmp, path)
+
+
+def unpack_work(path: Path, dest: Path) -> None:
+    """Lay the work tree kept in ``path`` (``archive_work``) into the folder ``dest``; symlinks come back as
+    links, and no member can land outside ``dest``."""
+    Path(dest).mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "r:gz") as tar:
+        if hasattr(tarfile, "tar_filter"):
+            tar.extractall(dest, filter="tar")
+        else:  # Python < 3.11.4: check by hand what the filter checks
+            root = os.path.realpath(dest)
+            for m in tar.getmembers():
+                target = os.path.realpath(os.path.join(root, m.name))
+                if os.path.commonpath([root, target]) != root or not (m.isfile() or m.isdir() or m.issym()):
+                    raise tarfile.TarError(f"{path}: member {m.name!r} is not a work-tree file")
+            tar.extractall(dest)
 
 
 def followup_prompt(prompt: str, test_output: str, files: list[str]) -> str:
@@ -143,7 +326,10 @@ def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP) -> str:
     return out.decode("utf-8", errors="replace")
 
 
-def _keep_out_files(out_dir: Path, dest: Path) -> list[str]:
+def _keep_out_files(out_dir: Path, dest: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """Copy up to ``OUT_FILES_MAX`` small regular files from ``out_dir`` to ``dest``, with the values of
+    ``env``'s secret-looking variables replaced by ``***``; returns their relative paths."""
+    secrets = [v.encode() for k, v in (env or {}).items() if _SECRET_NAME.search(k) and len(v) >= 4]
     kept = []
     for p in sorted(out_dir.rglob("*")):
         if len(kept) >= OUT_FILES_MAX:
@@ -151,7 +337,10 @@ def _keep_out_files(out_dir: Path, dest: Path) -> list[str]:
         st = p.lstat()
         if stat.S_ISREG(st.st_mode) and st.st_size <= OUT_FILE_CAP:
             rel = p.relative_to(out_dir).as_posix()
-            write_atomic(dest / rel, p.read_bytes())
+            data = p.read_bytes()
+            for secret in secrets:
+                data = data.replace(secret, b"***")
+            write_atomic(dest / rel, data)
             kept.append(rel)
     return kept
 
@@ -175,88 +364,161 @@ def _grader_facts(image: str) -> tuple[str, dict]:
     return sandbox.image_id(image) or "", toolchains
 
 
-def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict) -> None:
-    """The tries of trial ``t``; fills ``result`` in place (tries, status, usage, ...). Raises SandboxError
-    or TrialError on infrastructure problems."""
+class NoFairChance(Exception):
+    """The agent never had a fair chance (its command could not run, its container could not start, its
+    provider refused): the trial's status is ``error`` with ``error_kind`` "agent"."""
+
+
+def _redact(text: str, env: Mapping[str, str]) -> str:
+    """``text`` with the values of the container's secret-looking variables (``*_API_KEY``, tokens,
+    passwords) replaced by ``***``: an error message lab stores or prints never holds a key."""
+    for name, value in env.items():
+        if _SECRET_NAME.search(name) and len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
+
+
+def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str], work: Path,
+               result: dict) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
+    """Run the agent's container for try ``n`` with prompt ``text``; a rate-limited run is run again after
+    each of ``rate_limit_waits()``. Returns (run result, usage, out folder, problem or None, retries); adds the
+    agent seconds and usage of every run to ``result``. Raises NoFairChance when the container cannot start."""
+    waits = rate_limit_waits()
+    retries: list[dict] = []
+    while True:
+        in_dir, out_dir = _fresh(t.scratch / f"in-{n}"), _fresh(t.scratch / f"out-{n}")
+        out_dir.chmod(0o777)
+        write_atomic(in_dir / "prompt.txt", text)
+        mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(in_dir), IN_DIR, read_only=True),
+                  sandbox.Mount(str(out_dir), OUT_DIR)]
+        try:
+            res = sandbox.run(t.agent_image, t.agent.argv(files, n), mounts=mounts, env=env,
+                              network=t.agent.network, limits=t.agent.limits, workdir=WORK,
+                              log_path=t.run_dir / f"agent-{n}.log",
+                              labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]})
+        except sandbox.StartError as exc:
+            raise NoFairChance(f"the agent's container could not start: {exc}") from None
+        result["images"]["agent"]["id"] = res.image_id
+        redacted = _redact(res.output, env)
+        if redacted != res.output:  # a provider echoed a key: it stays out of the agent's log
+            write_atomic(t.run_dir / f"agent-{n}.log", redacted)
+        usage = try_usage(t.agent, res.output, out_dir / USAGE_FILE)
+        result["usage"] = add_usage(result["usage"], usage)
+        result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
+        problem = agent_problem(t.agent, res.exit_code, res.output, usage)
+        if problem is not None:
+            problem["message"] = _redact(problem["message"], env)
+        if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):
+            return res, usage, out_dir, problem, retries
+        wait = waits[len(retries)]
+        retries.append({**problem, "waited": wait})
+        print(f"{result['task']}: rate limited on try {n} ({problem['message'][:120]}); "
+              f"again in {wait:g} s ({len(retries)}/{len(waits)})", file=sys.stderr, flush=True)
+        time.sleep(wait)
+
+
+def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, capped: bool) -> None:
+    """The tries of trial ``t`` in its scratch folder (a ``disk``-capped filesystem when ``capped``); fills
+    ``result`` in place (tries, status, usage, ...). Raises NoFairChance when the agent had no fair chance,
+    SandboxError or TrialError on infrastructure problems."""
     stub, work = t.scratch / "stub", t.scratch / "work"
     try:
         lay_work_tree(t.task_dir, stub)
         lay_work_tree(t.task_dir, work)
     except RuntimeError as exc:
         raise TrialError(str(exc)) from None
-    result["images"]["grader"]["id"], result["toolchains"] = _grader_facts(t.grader_image)
     prompt = (t.task_dir / "prompt.txt").read_text(encoding="utf-8")
     text = prompt
     for n in range(1, t.tries + 1):
-        in_dir, out_dir = _fresh(t.scratch / f"in-{n}"), _fresh(t.scratch / f"out-{n}")
-        out_dir.chmod(0o777)
-        write_atomic(in_dir / "prompt.txt", text)
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
-        mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(in_dir), IN_DIR, read_only=True),
-                  sandbox.Mount(str(out_dir), OUT_DIR)]
-        res = sandbox.run(t.agent_image, t.agent.argv(files, n), mounts=mounts, env=env, network=t.agent.network,
-                          limits=t.agent.limits, workdir=WORK, log_path=t.run_dir / f"agent-{n}.log",
-                          labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]})
-        result["images"]["agent"]["id"] = res.image_id
-        usage = try_usage(t.agent, res.output, out_dir / USAGE_FILE)
+        res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result)
         record = {"try": n, "outcome": "fail", "note": "", "grade": None, "usage": usage,
                   "agent": {"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
                             "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes},
                   "removed_special_files": remove_special_files(work),
-                  "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}")}
+                  "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}", env), "work_archive": None}
+        if retries:
+            record["rate_limit_retries"] = retries
         result["tries"].append(record)
-        result["usage"] = add_usage(result["usage"], usage)
-        result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
+        if problem is not None:
+            record["outcome"], record["note"] = "error", f"{problem['kind']}: {problem['message']}"
+            raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
+        notes = []
         if res.timed_out:
-            record["outcome"], record["note"] = "timeout", f"the agent ran past its {t.agent.limits.timeout:g} s"
-            break
+            notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
         size = tree_size(work)
         if size > WORK_TREE_CAP:
-            record["note"] = f"the work tree grew to {size} bytes (cap {WORK_TREE_CAP}); not graded"
+            record["outcome"] = "timeout" if res.timed_out else "fail"
+            record["note"] = "; ".join(notes + [f"the work tree grew to {size} bytes (cap {WORK_TREE_CAP}); not graded"])
             break
+        if capped and disk.is_full(t.scratch):
+            record["note"] = "; ".join(notes + [f"the agent filled its disk (cap {t.agent.limits.disk} bytes: the "
+                                                f"work tree and /lab/out); not graded"])
+            break
+        if size <= ARCHIVE_CAP:
+            archive_work(work, t.run_dir / f"work-{n}.tar.gz")
+            record["work_archive"] = f"work-{n}.tar.gz"
+        else:
+            notes.append(f"the work tree ({size} bytes) is over {ARCHIVE_CAP} bytes: not kept, cannot be re-graded")
         g = grade(t.task_dir, work, image=t.grader_image, limits=t.grade_limits, cache_volume=t.cache_volume,
                   log_path=t.run_dir / f"grade-{n}.log")
         record["grade"] = g.to_json()
-        record["outcome"] = "pass" if g.passed else "fail"
+        record["outcome"] = try_outcome(record["grade"], res.timed_out)
         if g.timed_out:
-            record["note"] = f"the tests ran past the grader's {t.grade_limits.timeout:g} s"
+            notes.append(f"the tests ran past the grader's {t.grade_limits.timeout:g} s")
+        record["note"] = "; ".join(notes)
         result["grading_seconds"] = round(result["grading_seconds"] + g.seconds, 3)
         result["tests"] = {"ran": g.ran, "passed": g.passed_tests, "failed": g.failed_tests}
         if g.passed:
             result["passed_try"] = n
             break
         text = followup_prompt(prompt, g.output, files)
-    last = result["tries"][-1]["outcome"] if result["tries"] else "fail"
-    result["status"] = "pass" if result["passed_try"] else ("timeout" if last == "timeout" else "fail")
+    result["status"] = trial_status(result["tries"])
     if tree_size(work) <= WORK_TREE_CAP:
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
 
 
+def _graded(grader_id: str, check: str, regraded: bool) -> dict:
+    return {"grader_image_id": grader_id, "check_digest": check, "regraded": regraded, "at": _now()}
+
+
 def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     """Run trial ``t`` and write its record (see the module doc); returns the result (the ``result.json``
-    data). An infrastructure failure (SandboxError, a failing setup.sh) gives status ``error`` with the
-    message in ``error``. Raises AgentError before anything runs when a required variable is missing."""
+    data). A trial in which the agent had no fair chance gives status ``error`` with ``error_kind`` "agent";
+    an infrastructure failure (SandboxError, a failing setup.sh) ``error`` with ``error_kind``
+    "infrastructure"; the message is in ``error``. Raises AgentError before anything runs when a required
+    variable is missing."""
     env = t.agent.environment(environ)
     meta = read_json(t.task_dir / "task.json") or {}
     files = list(meta.get("solution_files", []))
     start = time.monotonic()
     _fresh(t.run_dir)
-    _fresh(t.scratch)
     result = {
         "version": TRIAL_FORMAT, "tier": meta.get("tier"), "task": meta.get("task", t.task_dir.name),
         "language": meta.get("language"), "exercise": meta.get("exercise"), "agent": t.agent.name,
         "run": t.run or t.agent.run, "settings": dict(t.agent.values), "label": t.agent.label, "repeat": t.repeat,
         "status": "error", "passed_try": None, "tries": [], "tries_allowed": t.tries, "error": None,
-        "tests": {"ran": 0, "passed": 0, "failed": 0}, "agent_seconds": 0.0, "grading_seconds": 0.0,
-        "seconds": 0.0, "usage": None, "started": _now(), "finished": None, "key": t.key(),
+        "error_kind": None, "tests": {"ran": 0, "passed": 0, "failed": 0}, "agent_seconds": 0.0,
+        "grading_seconds": 0.0, "seconds": 0.0, "usage": None, "started": _now(), "finished": None,
+        "key": None, "graded": None, "notes": [], "disk": {"cap": t.agent.limits.disk, "enforced": False},
         "images": {"agent": {"tag": t.agent_image, "id": ""}, "grader": {"tag": t.grader_image, "id": ""}},
         "toolchains": {},
     }
     try:
-        _run_tries(t, env, files, result)
+        grader_id, result["toolchains"] = _grader_facts(t.grader_image)
+        result["images"]["grader"]["id"] = grader_id
+        result["key"] = t.key(grader_id)
+        with disk.capped_folder(t.scratch, t.agent.limits.disk) as not_capped:
+            result["disk"]["enforced"] = not_capped is None
+            if not_capped:
+                result["notes"].append(f"disk cap not enforced: {not_capped}")
+            _run_tries(t, env, files, result, capped=not_capped is None)
+        result["graded"] = _graded(grader_id, result["key"]["grade"]["check_digest"], False)
+    except NoFairChance as exc:
+        result["status"], result["error"], result["error_kind"] = "error", str(exc), "agent"
     except (sandbox.SandboxError, TrialError) as exc:
-        result["status"], result["error"] = "error", str(exc)
+        result["status"], result["error"], result["error_kind"] = "error", str(exc), "infrastructure"
     finally:
         shutil.rmtree(t.scratch, ignore_errors=True)
     result["seconds"] = round(time.monotonic() - start, 3)
@@ -281,6 +543,137 @@ def printable(value):
     if isinstance(value, (list, tuple)):
         return [printable(v) for v in value]
     return value
+# ---- grading kept work trees again ----
+
+def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict | None:
+    """Grade the work trees kept in ``t.run_dir`` (``work-<try>.tar.gz``) again with ``t``'s grader image,
+    ``check.sh`` and grading limits, rewrite ``result.json`` (atomically; grade logs too) and return the new
+    result: outcomes, status, passed_try, tests, grading_seconds, ``key.grade`` and ``graded`` (``regraded``
+    true) follow the new gradings; the agent's side (tries, usage, logs, ``key.run``) is kept as it was.
+
+    Returns None, writing nothing, when the stored trial cannot stand for a run with this grading: a graded
+    try's work tree is not kept, or a try that passed no longer does and tries were left that never ran (the
+    agent must run again). Never starts an agent container. Raises SandboxError when the grader cannot run
+    (nothing is rewritten then).
+    """
+    if not kept_work(result, t.run_dir):
+        return None
+    grader_id = grader_id if grader_id is not None else (sandbox.image_id(t.grader_image) or "")
+    new = copy.deepcopy(result)
+    logs: list[tuple[Path, Path]] = []
+    seconds = 0.0
+    last = None
+    try:
+        for rec in new["tries"]:
+            if rec.get("grade") is None:
+                continue
+            n = rec["try"]
+            with tempfile.TemporaryDirectory(prefix="lab-regrade-") as tmp:
+                work = Path(tmp) / "work"
+                unpack_work(t.run_dir / rec["work_archive"], work)
+                log = t.run_dir / f".grade-{n}.log.new"
+                g = grade(t.task_dir, work, image=t.grader_image, limits=t.grade_limits,
+                          cache_volume=t.cache_volume, log_path=log)
+            logs.append((log, t.run_dir / f"grade-{n}.log"))
+            seconds += g.seconds
+            rec["grade"] = g.to_json()
+            rec["outcome"] = try_outcome(rec["grade"], bool(rec.get("agent", {}).get("timed_out")))
+            last = g
+    except BaseException:
+        for log, _ in logs:
+            log.unlink(missing_ok=True)
+        raise
+    passed = next((r["try"] for r in new["tries"] if r["outcome"] == "pass"), None)
+    stopped_by_pass = bool(result.get("passed_try")) and len(new["tries"]) < (new.get("tries_allowed") or 0)
+    if passed is None and stopped_by_pass:
+        for log, _ in logs:
+            log.unlink(missing_ok=True)
+        return None
+    after = "ran after a try that passes on re-grading"
+    for rec in new["tries"]:
+        if passed is not None and rec["try"] > passed and after not in (rec.get("note") or ""):
+            rec["note"] = "; ".join(x for x in (rec.get("note"), after) if x)
+    graded_until = [r for r in new["tries"] if r.get("grade") is not None and (passed is None or r["try"] <= passed)]
+    if graded_until:
+        g = graded_until[-1]["grade"]
+        new["tests"] = {"ran": g["ran"], "passed": g["passed_tests"], "failed": g["failed_tests"]}
+    new["passed_try"] = passed
+    new["status"] = trial_status(new["tries"])
+    new["grading_seconds"] = round(seconds, 3)
+    new["key"]["grade"] = t.grade_key(grader_id)
+    new["graded"] = _graded(grader_id, new["key"]["grade"]["check_digest"], True)
+    new["images"]["grader"] = {"tag": t.grader_image, "id": grader_id}
+    if last is not None:
+        new["toolchains"] = _grader_facts(t.grader_image)[1]
+    for log, dest in logs:
+        os.replace(log, dest)
+    write_json(t.run_dir / "result.json", new)
+    return new
+
+
+def regrade_agent(tier: str, agent_name: str, log=sys.stdout) -> dict:
+    """``doit regrade agent=NAME``: grade every stored trial of the agent (every run folder of it, every
+    repeat) again with the current grader image, ``check.sh`` and grading limits, without running the agent.
+
+    A trial is re-graded when it finished and the task the agent saw is unchanged (prompt, stub, setup,
+    workspace); others are listed as needing a run. Returns counts ``{"regraded", "changed", "rerun",
+    "skipped"}``. Raises ConfigError for an unknown tier; SandboxError when the grader cannot run.
+    """
+    from rules import images
+    from rules.config import load_suite
+
+    suite = load_suite(tier)
+    grader_id = sandbox.image_id(images.GRADER)
+    if not grader_id:
+        raise sandbox.SandboxError(f"grader image {images.GRADER!r} is missing; build it with `doit image`")
+    counts = {"regraded": 0, "changed": 0, "rerun": 0, "skipped": 0}
+    runs = sorted(p for p in suite.runs_dir.glob("*") if p.is_dir()) if suite.runs_dir.is_dir() else []
+    for run in runs:
+        meta = read_json(run / "run.json") or {}
+        if (meta.get("agent") or run.name) != agent_name:
+            continue
+        for path in sorted(run.glob("*/result.json")):
+            result = read_json(path)
+            task = path.parent.name.split("@", 1)[0]
+            task_dir = suite.tasks_dir / task
+            where = f"{run.name}/{path.parent.name}"
+            if not isinstance(result, dict) or result.get("status") not in FINISHED or not task_dir.is_dir():
+                counts["skipped"] += 1
+                continue
+            key = result.get("key") or {}
+            run_key = key.get("run") or {}
+            if key.get("format") != TRIAL_FORMAT or run_key.get("task_digest") != task_digest(task_dir, GRADING_FILES):
+                print(f"{where}: the task the agent saw changed (or an older record): run it again", file=log)
+                counts["rerun"] += 1
+                continue
+            agent = _StoredAgent(result.get("agent") or agent_name)
+            t = Trial(agent=agent, task_dir=task_dir, run_dir=path.parent, scratch=path.parent,  # type: ignore[arg-type]
+                      agent_image="", grader_image=images.GRADER, grade_limits=suite.prove,
+                      tries=result.get("tries_allowed") or 1, run=run.name,
+                      repeat=int(result.get("repeat") or 1))
+            before = result["status"], result.get("passed_try")
+            new = regrade_trial(t, result, grader_id)
+            if new is None:
+                print(f"{where}: cannot be re-graded alone (a work tree not kept, or a pass lost with tries "
+                      "left): run it again", file=log)
+                counts["rerun"] += 1
+                continue
+            after = new["status"], new.get("passed_try")
+            counts["regraded"] += 1
+            counts["changed"] += before != after
+            print(f"{where}: {_outcome(*before)} -> {_outcome(*after)} (re-graded)", file=log, flush=True)
+    return counts
+
+
+@dataclass(frozen=True)
+class _StoredAgent:
+    """The little of an agent re-grading needs: its name (for its build-cache volume)."""
+
+    name: str
+
+
+def _outcome(status: str, passed_try: int | None) -> str:
+    return f"pass@{passed_try}" if status == "pass" and passed_try else status
 
 
 # ---- progress across the trials of one run ----
@@ -349,20 +742,12 @@ def trial_folder(task: str, repeat: int = 1) -> str:
     return task if repeat == 1 else f"{task}@{repeat}"
 
 
-def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2,
-               settings: Mapping[str, str] | None = None, repeat: int = 1, run: str | None = None) -> dict:
-    """Run the trial of ``agent_name`` (with its ``settings`` values) on ``task`` of tier ``tier`` unless it
-    already finished with the same task, agent definition and settings; print its line and the run's
-    progress; return its result.
-
-    ``settings`` are the agent's setting values (name → value; None: from the environment and defaults),
-    ``repeat`` the repeat number (1-based), ``run`` the run id (None: ``rules.agents.run_id``). The record goes
-    to ``<runs>/<run>/<task>`` (``<task>@<repeat>`` from repeat 2 on), beside the run's ``run.json``. ``tasks``
-    (the run's trial folder names) and ``since`` (the run's start, epoch seconds) feed the progress line. The
-    first trial in a process removes containers left behind by runs that are provably gone. Raises AgentError
-    (unknown agent, missing variable or setting) and ConfigError; infrastructure failures give a result with
-    status ``error``.
-    """
+def _make_trial(tier: str, agent_name: str, task: str, tries: int, settings: Mapping[str, str] | None = None,
+                repeat: int = 1, run: str | None = None) -> Trial:
+    """The Trial of ``agent_name`` (with its ``settings`` values; None: from the environment and defaults) on
+    ``task`` of tier ``tier``, repeat ``repeat`` of run ``run`` (None: ``rules.agents.run_id``), as
+    ``eval_trial`` runs it and doit's up-to-date check (``trial_uptodate``) judges it: keep the two in this
+    one place."""
     from rules import images
     from rules.agents import get_agent, run_id
     from rules.config import STATE, load_suite
@@ -372,19 +757,83 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
     agent = agent.with_values(settings) if settings is not None else agent.resolve()
     run = run or run_id(agent, suite.runs_dir)
     folder = trial_folder(task, repeat)
-    t = Trial(agent=agent, task_dir=suite.tasks_dir / task, run_dir=suite.runs_dir / run / folder,
-              scratch=STATE / "trials" / run / folder, agent_image=agent.tag(images.GRADER),
-              grader_image=images.GRADER, grade_limits=suite.prove, tries=tries, run=run, repeat=repeat)
-    write_json(suite.runs_dir / run / "run.json", agent.run_record(run), only_if_changed=True)
-    result = finished_result(t.run_dir, t.key())
-    if result is not None:
-        print(f"{folder}: already finished ({result['status']})", flush=True)
-        return result
-    agent.environment()  # a missing variable stops the run here, before any container starts
-    if os.getpid() not in _cleaned:
-        sandbox.cleanup(only_dead_owners=True)
-        _cleaned.add(os.getpid())
-    result = run_trial(t)
-    print(summary_line(result), flush=True)
-    print(progress_line(run, progress(suite.runs_dir / run, tasks, since)), flush=True)
+    return Trial(agent=agent, task_dir=suite.tasks_dir / task, run_dir=suite.runs_dir / run / folder,
+                 scratch=STATE / "trials" / run / folder, agent_image=agent.tag(images.GRADER),
+                 grader_image=images.GRADER, grade_limits=suite.prove, tries=tries, run=run, repeat=repeat)
+
+
+def trial_uptodate(tier: str, agent_name: str, task: str, tries: int, settings: Mapping[str, str] | None = None,
+                   repeat: int = 1, run: str | None = None) -> bool:
+    """doit's up-to-date check of a trial task: True exactly when ``trial_state`` says ``current``."""
+    t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
+    return trial_state(read_json(t.run_dir / "result.json"), t) == "current"
+
+
+def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | None = None) -> str | None:
+    """The loud line for the end of a run in which most trials ended in ``error``: names the agent, the
+    count and the first error; else None. The run has ended when every task has a result and no ``error``
+    is older than ``since`` (the run's start, epoch seconds: such a trial is still to be retried by it)."""
+    paths = [Path(run_root) / task / "result.json" for task in tasks]
+    results = [read_json(p) for p in paths]
+    if not tasks or not all(isinstance(r, dict) for r in results):
+        return None
+    if since is not None and any(r.get("status") == "error" and p.stat().st_mtime < since
+                                 for p, r in zip(paths, results)):
+        return None
+    errors = [(task, r) for task, r in zip(tasks, results) if r.get("status") == "error"]
+    if len(errors) * 2 <= len(tasks):
+        return None
+    task, first = errors[0]
+    kind = f" ({first.get('error_kind')})" if first.get("error_kind") else ""
+    return (f"lab: WARNING: {len(errors)} of {len(tasks)} trials of agent {agent!r} ended in error{kind}, not "
+            f"graded; first, {task}: {str(first.get('error') or '')[:300]}")
+
+
+def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2,
+               settings: Mapping[str, str] | None = None, repeat: int = 1, run: str | None = None) -> dict:
+    """Run the trial of ``agent_name`` (with its ``settings`` values) on ``task`` of tier ``tier`` unless its
+    stored result is current (``trial_state``); re-grade it without the agent when only the grading changed;
+    print its line and the run's progress; return its result. When the run's last trial ends and most trials
+    are errors, a warning line goes to stderr (``error_warning``).
+
+    ``settings`` are the agent's setting values (name → value; None: from the environment and defaults),
+    ``repeat`` the repeat number (1-based), ``run`` the run id (None: ``rules.agents.run_id``). The record goes
+    to ``<runs>/<run>/<task>`` (``<task>@<repeat>`` from repeat 2 on), beside the run's ``run.json``. ``tasks``
+    (the run's trial folder names) and ``since`` (the run's start, epoch seconds) feed the progress line. The
+    first trial in a process removes containers left behind by runs that are provably gone. Raises AgentError
+    (unknown agent, missing variable or setting) and ConfigError; infrastructure failures give a result with
+    status ``error``.
+    """
+    t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
+    agent, runs = t.agent, t.run_dir.parent
+    folder = t.run_dir.name
+    write_json(runs / "run.json", agent.run_record(t.run), only_if_changed=True)
+    stored = read_json(t.run_dir / "result.json")
+    grader_id = current_grader_id(t.grader_image, fresh=True)
+    state = trial_state(stored, t, grader_id)
+    if state == "current":
+        print(f"{folder}: already finished ({stored['status']})", flush=True)
+        return stored
+    result = None
+    regraded = False
+    if state == "regrade":
+        try:
+            result = regrade_trial(t, stored, grader_id)
+            regraded = result is not None
+        except sandbox.SandboxError as exc:
+            print(f"{folder}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
+            return stored
+    if result is None:
+        agent.environment()  # a missing variable stops the run here, before any container starts
+        if os.getpid() not in _cleaned:
+            sandbox.cleanup(only_dead_owners=True)
+            _cleaned.add(os.getpid())
+        result = run_trial(t)
+    print(summary_line(result) + (" (re-graded, the agent did not run)" if regraded else ""), flush=True)
+    p = progress(runs, tasks, since)
+    print(progress_line(t.run, p), flush=True)
+    if p["done"] + p["errors"] == p["total"]:
+        warning = error_warning(agent.label, runs, tasks, since)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
     return result

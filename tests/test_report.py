@@ -249,15 +249,22 @@ def test_pages_are_self_contained_and_mark_free_tasks():
 
 
 def test_load_runs_reads_labels_repeats_and_falls_back_to_the_folder(tmp_path):
-    runs_dir = tmp_path / "runs"
-    digests = {t.task: f"d-{t.task}" for t in TASKS}
+    from rules.config import Limits
+    from rules.trial import GRADING_FILES, check_digest, task_digest
+
+    runs_dir, tasks_dir = tmp_path / "runs", tmp_path / "tasks"
+    for t in TASKS:
+        (tasks_dir / t.task).mkdir(parents=True)
+        (tasks_dir / t.task / "prompt.txt").write_text(f"prompt of {t.task}\n")
+        (tasks_dir / t.task / "check.sh").write_text("exit 0\n")
 
     def put(run, folder, status, digest=None, **more):
         (runs_dir / run / folder).mkdir(parents=True, exist_ok=True)
-        task = folder.split("@")[0]
+        task = tasks_dir / folder.split("@")[0]
+        key = {"run": {"task_digest": digest or task_digest(task, without=GRADING_FILES)},
+               "grade": {"check_digest": check_digest(task)}}
         (runs_dir / run / folder / "result.json").write_text(json.dumps(
-            {"status": status, "passed_try": 1 if status == "pass" else None, "tries": [],
-             "key": {"task_digest": digest or digests.get(task, "x")}, **more}))
+            {"status": status, "passed_try": 1 if status == "pass" else None, "tries": [], "key": key, **more}))
 
     put("aider.openai-gpt-4o", "python-a", "pass")
     put("aider.openai-gpt-4o", "python-a@2", "fail")
@@ -270,7 +277,7 @@ def test_load_runs_reads_labels_repeats_and_falls_back_to_the_folder(tmp_path):
     (runs_dir / "legacy" / "go-b").mkdir(parents=True)
     (runs_dir / "legacy" / "go-b" / "result.json").write_text("{not json")
     (runs_dir / "empty" / "python-a").mkdir(parents=True)  # no record: not a run of the report
-    runs, notes = report.load_runs(runs_dir, TASKS, digests, {})
+    runs, notes = report.load_runs(runs_dir, TASKS, tasks_dir, {}, report.Grading("lab/grader:latest", "", Limits()))
     assert [r.run for r in runs] == ["aider.openai-gpt-4o", "legacy"]
     aider, legacy = runs
     assert (aider.label, aider.agent, aider.settings) == ("aider (openai/gpt-4o)", "aider", {"model": "openai/gpt-4o"})
@@ -289,9 +296,13 @@ def _task(home: Path, name: str, free: bool = False) -> None:
 
 
 def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
+    from rules import images
     from rules.agents import parse_agent
-    from rules.trial import task_digest
+    from rules.config import Limits
+    from rules.trial import Trial, current_grader_id, task_digest
 
+    agent = parse_agent("mine", {"image": "noop", "command": ["true"]})
+    grader_id = current_grader_id(images.GRADER)
     home = tmp_path / "home"
     (home / "evals" / "aider").mkdir(parents=True)
     (home / "evals" / "aider" / "suite.toml").write_text('upstream = "x"\nref = "main"\nlanguages = ["python"]\n')
@@ -304,12 +315,12 @@ def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
         {"task": "python-bad", "language": "python", "exercise": "bad", "status": "rejected"}]}))
     runs = home / "evals" / "aider" / "runs" / "mine"
     for n, status in (("python-a", "pass"), ("python-b", "fail")):
-        key = {"task_digest": task_digest(home / "evals" / "aider" / "tasks" / n),
-               "agent_digest": parse_agent("mine", {"image": "noop", "command": ["true"]}).digest}
+        key = Trial(agent=agent, task_dir=home / "evals" / "aider" / "tasks" / n, run_dir=runs / n, scratch=runs / n,
+                    agent_image="", grader_image=images.GRADER, grade_limits=Limits()).key(grader_id)
         (runs / n).mkdir(parents=True)
         (runs / n / "result.json").write_text(json.dumps(
             {"status": status, "passed_try": 1 if status == "pass" else None, "key": key, "agent_seconds": 1.0,
-             "seconds": 2.0, "usage": None, "tries": []}))
+             "seconds": 2.0, "usage": None, "tries": [], "tries_allowed": 2}))
     # a run of another model whose every trial crashed, with a second repeat of one task
     other = home / "evals" / "aider" / "runs" / "mine.model-x"
     for folder in ("python-a", "python-b", "python-c", "python-c@2"):
@@ -364,16 +375,26 @@ def test_pages_render_without_runs_or_tasks():
     assert no_tasks["agents"][0]["pass_2"]["rate"] is None and "| noop | – " in pages["report.md"]
 
 
-def test_stale_only_for_finished_results_of_another_task_or_definition():
-    class Def:
-        digest = "agent-now"
+def test_stale_only_for_finished_results_of_another_task_or_definition(tmp_path):
+    from rules.agents import parse_agent
+    from rules.config import Limits
+    from rules.trial import Trial
 
-    key = {"task_digest": "task-now", "agent_digest": "agent-now"}
-    assert not report._stale({"status": "pass", "key": key}, "task-now", Def())
-    assert report._stale({"status": "fail", "key": key}, "task-changed", Def())
-    assert report._stale({"status": "tampered", "key": {**key, "agent_digest": "agent-then"}}, "task-now", Def())
-    assert not report._stale({"status": "fail", "key": {**key, "agent_digest": "agent-then"}}, "task-now", None)
-    assert not report._stale({"status": "error", "key": {}}, "task-now", Def())  # shown as the error it is
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "prompt.txt").write_text("Do it.\n")
+    (task / "check.sh").write_text("exit 0\n")
+    agent = parse_agent("a", {"image": "noop", "command": ["true"]})
+    grading = report.Grading("lab/grader:latest", "sha256:g", Limits())
+    t = Trial(agent=agent, task_dir=task, run_dir=tmp_path, scratch=tmp_path, agent_image="",
+              grader_image=grading.image, grade_limits=grading.limits)
+    result = {"status": "pass", "key": t.key("sha256:g"), "tries_allowed": 2, "tries": []}
+    assert not report._stale(result, task, agent, tmp_path, grading)
+    assert not report._stale({**result, "status": "error"}, task, agent, tmp_path, grading)
+    assert report._stale(result, task, agent, tmp_path, report.Grading(grading.image, "sha256:new", Limits()))
+    assert not report._stale(result, task, None, tmp_path, grading)
+    (task / "prompt.txt").write_text("Changed.\n")
+    assert report._stale(result, task, agent, tmp_path, grading) and report._stale(result, task, None, tmp_path, grading)
 
 
 def test_run_agent_applies_the_run_settings_when_the_definition_can():
