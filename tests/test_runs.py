@@ -506,6 +506,7 @@ class Refuse401(http.server.BaseHTTPRequestHandler):
 
 @docker
 def test_real_aider_with_a_refused_key_is_an_error_not_a_fail(home, monkeypatch):
+    RUN = "aider.openai-lab-fake.whole"  # the run of aider with model openai/lab-fake and edit format whole
     res = run_doit(home, "agent_image:aider", "jobs=1", timeout=1800)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse401)
@@ -515,10 +516,10 @@ def test_real_aider_with_a_refused_key_is_an_error_not_a_fail(home, monkeypatch)
         monkeypatch.setenv("AIDER_EDIT_FORMAT", "whole")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-lab-wrong-key")
         monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{server.server_port}/v1")
-        res = run_doit(home, "eval:aider/python-hello", "jobs=1", timeout=900)
+        res = run_doit(home, f"eval:{RUN}/python-hello", "jobs=1", timeout=900)
     finally:
         server.shutdown()
-    run = run_folder(home, "aider")
+    run = run_folder(home, RUN)
     assert res.code == 0 and (run / "result.json").is_file(), res.stdout[-3000:] + res.stderr[-3000:]
     r = json.loads((run / "result.json").read_text())
     log = (run / "agent-1.log").read_text()
@@ -528,10 +529,10 @@ def test_real_aider_with_a_refused_key_is_an_error_not_a_fail(home, monkeypatch)
     assert r["tries"][0]["grade"] is None and r["tests"]["ran"] == 0
     assert "API key provided: ***" in log  # aider wraps its lines at 80 columns
     assert not [p for p in run.rglob("*") if p.is_file() and b"sk-lab-wrong-key" in p.read_bytes()]
-    assert "eval:aider/python-hello" in res.executed("eval:")
+    assert f"eval:{RUN}/python-hello" in res.executed("eval:")
     # no key at all: litellm refuses before sending anything; and the error is retried by the next run
     monkeypatch.delenv("OPENAI_API_KEY")
-    again = run_doit(home, "eval:aider/python-hello", "jobs=1", timeout=900)
-    assert "eval:aider/python-hello" in again.executed("eval:"), "an error is never a finished trial"
+    again = run_doit(home, f"eval:{RUN}/python-hello", "jobs=1", timeout=900)
+    assert f"eval:{RUN}/python-hello" in again.executed("eval:"), "an error is never a finished trial"
     r = json.loads((run / "result.json").read_text())
     assert (r["status"], r["error_kind"]) == ("error", "agent") and "auth: litellm.AuthenticationError" in r["error"]

@@ -390,7 +390,7 @@ def test_two_models_of_one_agent_are_two_result_sets_side_by_side(home, monkeypa
     bad = json.loads((runs / "by-model.bad" / "python-hello" / "result.json").read_text())
     assert (good["status"], good["run"], good["settings"], good["label"]) == ("pass", "by-model.good", {"model": "good"}, "by-model (good)")
     assert (bad["status"], bad["run"], bad["settings"], bad["label"]) == ("fail", "by-model.bad", {"model": "bad"}, "by-model (bad)")
-    assert good["key"]["agent_digest"] != bad["key"]["agent_digest"] and good["repeat"] == bad["repeat"] == 1
+    assert good["key"]["run"]["agent_digest"] != bad["key"]["run"]["agent_digest"] and good["repeat"] == bad["repeat"] == 1
     assert json.loads((runs / "by-model.bad" / "run.json").read_text()) == {
         "version": 1, "run": "by-model.bad", "agent": "by-model", "settings": {"model": "bad"}, "label": "by-model (bad)"}
     assert "[by-model.bad] 4/4 done, 0 passing" in res.stdout  # the wrong solution fails even the free task
