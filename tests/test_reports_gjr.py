@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rules import reports_gjr as reports
+from rules import reports
 
 GO_META = {"language": "go", "test_files": ["hello_test.go"], "solution_files": ["hello.go"]}
 
