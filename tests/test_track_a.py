@@ -83,9 +83,27 @@ def test_rust_cargo_example_replaces_cargo_toml_in_the_answer_only(tmp_path):
 
 def test_rust_check_runs_every_test_file_with_ignored_and_feature_gated_tests(tmp_path):
     text = check_sh(aider.render(rust_deps(tmp_path)))
-    assert re.search(r"cargo test --offline --all-features --test deps --test more_deps -- --include-ignored", text)
+    assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec cargo test --offline --all-features \"\$@\" --no-run "
+                     r"\\\n  --message-format=json-render-diagnostics > \"\$0\"' \"\$build/cargo.json\" --test deps --test more_deps",
+                     text)
     assert "rm -rf tests .cargo build.rs Cargo.lock target\n" in text
-    assert "CARGO_TARGET_DIR=/cache/cargo/rust-deps" in text
+    # a private target folder per grading; libtest's JSON (RUSTC_BOOTSTRAP only when running) goes to $out
+    assert "export CARGO_TARGET_DIR=/tmp/lab-target" in text and "/cache" not in text
+    run = text[text.index("as_tester env RUSTC_BOOTSTRAP=1"):]
+    assert "--format json --include-ignored > \"$0\"' \"$out/libtest-$name.json\"" in run[:300]
+    assert text.count("RUSTC_BOOTSTRAP") == 2  # the run line and the comment above it: never the build
+
+
+def test_rust_canaries_go_into_the_first_test_target(tmp_path):
+    text = check_sh(aider.render(rust_deps(tmp_path)))
+    block = text[text.index("# 3. The canaries"):text.index("\nchown -R")]
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/deps.rs").write_text("#[test]\nfn t() {}\n")
+    subprocess.run(["bash", "-c", "canary_fail=k0123456789a canary_pass=kba987654321\n" + block], cwd=tmp_path,
+                   check=True)
+    assert (tmp_path / "tests/deps.rs").read_text() == (
+        '#[test]\nfn t() {}\n\n#[test]\nfn k0123456789a() {\n'
+        '    assert_eq!("k0123456789a", "k0123456789a ", "k0123456789a");\n}\n\n#[test]\nfn kba987654321() {}\n')
 
 
 def merge_manifest(check: str, tmp_path: Path, pristine: str, agent: str) -> dict:
