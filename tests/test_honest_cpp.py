@@ -259,3 +259,10 @@ const int copied = std::system("mkdir -p xml && cp ../re.py xml/__init__.py && c
                                    "os.py": planted})
     assert "planted module ran" not in g.output
     assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence
+
+
+def test_test_file_the_agent_edited_is_laid_back(greeter, tmp_path):
+    # every test case but the first switched off with an #if 0 of the agent's own: the pristine file comes back
+    edited = TEST.replace("#if defined(EXERCISM_RUN_ALL_TESTS)", "#if 0")
+    g = graded(greeter, tmp_path, {"greeter.cpp": wrong(), "greeter_test.cpp": edited})
+    assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence

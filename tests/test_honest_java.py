@@ -231,3 +231,14 @@ def test_writes_to_the_grader_filesystem_are_refused(greeter, tmp_path):
     assert "lab-probe wrote" not in g.output
     assert g.output.count("lab-probe refused") == 6, g.output[-3000:]
     assert g.verdict == "fail"
+
+
+def test_tests_the_agent_edited_or_added_are_replaced_by_the_pristine_ones(greeter, tmp_path):
+    # the same test names, all trivially passing, and an extra test class: src/test is laid back wholesale
+    lenient = TEST.replace("assertThat(Greeter.greet", "assertThat(\"\").isNotNull(); String.valueOf(Greeter.greet")
+    extra = "class ExtraTest { @org.junit.jupiter.api.Test void extra() {} }\n"
+    g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(),
+                                   "src/test/java/GreeterTest.java": lenient,
+                                   "src/test/java/ExtraTest.java": extra})
+    assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence
+    assert "extra()" not in g.output
