@@ -165,3 +165,40 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
         assert "PLANTED" not in g.output and g.output.count("REFUSED") == 7, g.output[-3000:]
     if name == "tests-skipped-by-flag":
         assert "not reported: TestDouble/case, TestDouble/case#01" in " ".join(g.evidence), g.evidence
+
+
+PLANTER = go('\t"fmt"\n\t"os"', '''\
+    func init() {
+    \tfor _, dir := range []string{os.Getenv("GOCACHE"), "/opt/lab/go/cache", "/cache"} {
+    \t\tif _, err := os.Stat(dir + "/planted-by-a-grading"); err == nil {
+    \t\t\tfmt.Println("FOUND", dir)
+    \t\t}
+    \t\tif err := os.WriteFile(dir+"/planted-by-a-grading", []byte("planted"), 0o644); err != nil {
+    \t\t\tfmt.Println("REFUSED", dir, err)
+    \t\t} else {
+    \t\t\tfmt.Println("PLANTED", dir)
+    \t\t}
+    \t}
+    }
+    ''')
+
+
+def test_a_planted_build_result_never_reaches_a_later_grading(proven):
+    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own copy; the image's and the
+    shared /cache (mounted read-only, as in a trial's grading) refuse writes."""
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+
+    base, proof, limits, image = proven
+    outputs = []
+    for n in (1, 2):
+        work = base / "work" / f"planter-{n}"
+        lay_work_tree(base / "task", work)
+        (work / "hello.go").write_text(PLANTER)
+        g = grade(base / "task", work, image=image, limits=limits, expected=proof["tests"],
+                  cache_volume="lab-cache-test")
+        assert g.verdict == "fail", g.output[-2000:]
+        outputs.append(g.output)
+    assert "PLANTED /tmp/lab-gocache" in outputs[0]
+    assert "REFUSED /opt/lab/go/cache" in outputs[0] and "REFUSED /cache" in outputs[0], outputs[0][-2000:]
+    assert "FOUND" not in outputs[1] and "PLANTED /tmp/lab-gocache" in outputs[1]

@@ -226,3 +226,50 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
         assert "PLANTED" not in g.output and "REFUSED /etc/passwd" in g.output, g.output[-3000:]
     if name == "tests-skipped-by-flags":
         assert "1 expected test(s) not reported: hello::one" in g.evidence, g.evidence
+
+
+PLANTER = textwrap.dedent('''\
+    static PLANT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    pub fn double(n: i64) -> i64 {
+        let mut said = PLANT.lock().unwrap_or_else(|e| e.into_inner());
+        if said.is_empty() {  // once per test program: look for an earlier grading's plant, then plant
+            let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_default();
+            for dir in [target.as_str(), "/opt/lab/rust/seeds", "/opt/lab/rust/vendor", "/cache"] {
+                let path = format!("{dir}/planted-by-a-grading");
+                if std::path::Path::new(&path).exists() {
+                    said.push(format!("FOUND {dir}"));
+                }
+                match std::fs::write(&path, "planted") {
+                    Ok(()) => said.push(format!("PLANTED {dir}")),
+                    Err(error) => said.push(format!("REFUSED {dir} {error}")),
+                }
+            }
+        }
+        println!("{}", said.join("\\n"));
+        n * 3
+    }
+    ''')
+
+
+def test_a_planted_build_result_never_reaches_a_later_grading(proven):
+    """Issue 6, part 2, item 5: the cargo target folder a grading's code can write is its own (in its /tmp); the
+    image's compiled dependencies and vendored crates and the shared /cache (mounted read-only, as in a trial's
+    grading) refuse writes."""
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+
+    base, proof, limits, image = proven
+    outputs = []
+    for n in (1, 2):
+        work = base / "work" / f"planter-{n}"
+        lay_work_tree(base / "task", work)
+        (work / "src/lib.rs").write_text(PLANTER)
+        g = grade(base / "task", work, image=image, limits=limits, expected=proof["tests"],
+                  cache_volume="lab-cache-test")
+        assert g.verdict == "fail", g.output[-2000:]
+        outputs.append(g.output)
+    assert "PLANTED /tmp/lab-target" in outputs[0], outputs[0][-2000:]
+    for refused in ("/opt/lab/rust/seeds", "/opt/lab/rust/vendor", "/cache"):
+        assert f"REFUSED {refused}" in outputs[0], outputs[0][-2000:]
+    assert "FOUND" not in outputs[1] and "PLANTED /tmp/lab-target" in outputs[1]
