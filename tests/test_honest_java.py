@@ -3,7 +3,9 @@
 A tiny exercise (``greeter``) is written here at test time, rendered and proven like any task; then wrong
 solutions that try to forge a pass are graded against the reference's test ids with fresh canaries. Each one
 changes or adds only solution code (src/main/java), as an agent could, and must be graded ``fail`` or
-``tampered``, never ``pass``; the reference must still pass.
+``tampered``, never ``pass``; the reference must still pass. The solution's side runs under Java's security
+manager (see templates/aider/java/check.sh.j2), so most forgeries are refused outright: the tests check the
+refusal as well as the verdict.
 """
 from __future__ import annotations
 
@@ -133,7 +135,7 @@ def test_reference_passes_a_grading_with_canaries(greeter, tmp_path):
     assert g.passed_tests == len(EXPECTED)
 
 
-def test_shutdown_hook_that_clears_failures_from_the_reports_is_tampered(greeter, tmp_path):
+def test_shutdown_hook_that_clears_failures_from_the_reports_is_refused(greeter, tmp_path):
     hook = r'''
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -155,8 +157,11 @@ def test_shutdown_hook_that_clears_failures_from_the_reports_is_tampered(greeter
     }
 '''
     g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(hook)})
-    assert "rewrote /tmp/lab-out/TEST-junit-jupiter.xml" in g.output  # the forgery happened ...
-    assert g.verdict == "tampered", g.evidence  # ... and the failing canary gave it away
+    # the security manager refuses the hook (were it let through, the failing canary would give it away: see
+    # tests/test_reports_jc.py)
+    assert 'access denied ("java.lang.RuntimePermission" "shutdownHooks")' in g.output
+    assert "rewrote" not in g.output
+    assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence
 
 
 def test_background_process_that_forges_reports_after_the_tests_does_not_pass(greeter, tmp_path):
@@ -177,10 +182,10 @@ def test_background_process_that_forges_reports_after_the_tests_does_not_pass(gr
     assert g.verdict in ("fail", "tampered"), g.evidence
 
 
-def test_exit_zero_from_the_code_under_test_fails(greeter, tmp_path):
+def test_exit_zero_from_the_code_under_test_is_refused(greeter, tmp_path):
     g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(body="System.exit(0); return null;")})
-    assert g.verdict == "fail"
-    assert any("not reported" in e for e in g.evidence), g.evidence
+    assert 'access denied ("java.lang.RuntimePermission" "exitVM.0")' in g.output
+    assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence
 
 
 def test_launcher_style_lines_printed_by_the_solution_fail(greeter, tmp_path):
@@ -242,3 +247,40 @@ def test_tests_the_agent_edited_or_added_are_replaced_by_the_pristine_ones(greet
                                    "src/test/java/ExtraTest.java": extra})
     assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence
     assert "extra()" not in g.output
+
+
+def test_reflection_into_junit_and_swapping_the_output_are_refused(greeter, tmp_path):
+    meddler = r'''
+    static {
+        try {
+            var field = Class.forName("org.junit.platform.launcher.core.LauncherFactory").getDeclaredFields()[0];
+            field.setAccessible(true);
+            System.out.println("lab-probe opened " + field);
+        } catch (Exception e) { System.out.println("lab-probe refused reflection: " + e); }
+        try {
+            System.setOut(new java.io.PrintStream(new java.io.ByteArrayOutputStream()));
+            System.err.println("lab-probe swapped System.out");
+        } catch (Exception e) { System.out.println("lab-probe refused setOut: " + e); }
+    }
+'''
+    g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(meddler)})
+    assert "lab-probe refused reflection" in g.output and "lab-probe refused setOut" in g.output, g.output[-3000:]
+    assert "lab-probe opened" not in g.output and "lab-probe swapped" not in g.output
+    assert g.verdict == "fail"
+
+
+def test_the_tests_sources_cannot_be_read_by_the_solution(greeter, tmp_path):
+    # the canaries' names are in the test sources: a solution that could read them could tell the canaries apart
+    reader = r'''
+    static {
+        for (String path : new String[] {"/work/src/test/java/GreeterTest.java", "/task/check.sh", "/etc/passwd"}) {
+            try {
+                java.nio.file.Files.readString(java.nio.file.Path.of(path));
+                System.out.println("lab-probe read " + path);
+            } catch (Exception e) { System.out.println("lab-probe refused " + path); }
+        }
+    }
+'''
+    g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(reader)})
+    assert "lab-probe read" not in g.output
+    assert g.output.count("lab-probe refused") == 3, g.output[-3000:]
