@@ -284,3 +284,52 @@ def test_the_tests_sources_cannot_be_read_by_the_solution(greeter, tmp_path):
     g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(reader)})
     assert "lab-probe read" not in g.output
     assert g.output.count("lab-probe refused") == 3, g.output[-3000:]
+
+
+def test_a_solution_using_the_jdk_broadly_still_passes_under_the_security_manager(greeter, tmp_path):
+    # what honest solutions reach for: parallel streams (the common pool's threads), executors, threads, random
+    # generators (the JDK's service loading), locales and formats, dates, regex, big numbers, records, enums,
+    # reflection on its own members, properties, logging, timers, RxJava
+    busy = """\
+import java.math.BigInteger;
+import java.time.LocalDate;
+import java.util.*;
+import java.util.concurrent.*;
+import java.util.random.RandomGenerator;
+import java.util.stream.*;
+
+class Greeter {
+    enum Salutation { HELLO }
+    record Part(String text) { }
+
+    static String greet(String name) {
+        try {
+            int sum = IntStream.range(0, 1000).parallel().map(i -> i % 7).sum();
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            Future<String> word = pool.submit(() -> Salutation.valueOf("HELLO").name());
+            String hello = word.get();
+            pool.shutdown();
+            Thread t = new Thread(() -> { }); t.start(); t.join();
+            CompletableFuture<Integer> later = CompletableFuture.supplyAsync(() -> 2 + 2);
+            RandomGenerator.of("L64X128MixRandom").nextInt(10);
+            new Random(1).nextInt();
+            ThreadLocalRandom.current().nextInt(5);
+            java.util.logging.Logger.getLogger("greeter").fine(name);
+            new Timer(true).cancel();
+            Thread.sleep(1);
+            String money = String.format(Locale.GERMANY, "%,.2f", 1234.5);
+            LocalDate.parse("2024-02-29").plusDays(1);
+            BigInteger.TWO.pow(100).mod(BigInteger.TEN);
+            Greeter.class.getDeclaredMethod("greet", String.class);
+            System.getProperty("line.separator");
+            io.reactivex.Observable.just(1, 2).map(x -> x * 2).toList().blockingGet();
+            if (sum < 0 || later.get() != 4 || money.isEmpty() || !"Hello, x".matches("Hel+o, \\\\w")) return "";
+            return new Part(hello.charAt(0) + hello.substring(1).toLowerCase(Locale.ROOT) + ", " + name + "!").text();
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+    }
+}
+"""
+    g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": busy})
+    assert g.verdict == "pass", (g.evidence, g.output[-4000:])
