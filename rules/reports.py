@@ -141,21 +141,32 @@ def _verdicts(starts: dict[str, int], ends: dict[str, list[str]], statuses: dict
         else:
             out[name] = statuses[seen[0]]
     if twice:
-        parsed.notes.append(f"{where}reported more than once (counted failed): {', '.join(sorted(twice)[:20])}")
+        parsed.notes.append(f"{where}reported more than once (counted failed): {_some(sorted(twice))}")
     if unfinished:
-        parsed.notes.append(f"{where}started but never finished (counted failed): {', '.join(unfinished[:20])}")
+        parsed.notes.append(f"{where}started but never finished (counted failed): {_some(unfinished)}")
     return out
 
 
-def _unique(test_id: str, tests: dict[str, str]) -> str:
-    """``test_id``, or ``test_id #2``, ``#3``... when an earlier test of the same report has that id (a name
-    repeated in one file: each occurrence stays a test of its own)."""
-    if test_id not in tests:
-        return test_id
-    n = 2
-    while f"{test_id} #{n}" in tests:
-        n += 1
-    return f"{test_id} #{n}"
+def _some(names: list[str]) -> str:
+    """The first few of ``names`` for a note, each cut to a readable length (names come from hostile reports)."""
+    return ", ".join(n if len(n) <= 200 else n[:200] + "..." for n in names[:20])
+
+
+class _Numbering:
+    """Gives a test id that an earlier test of the same report already has `` #2``, `` #3``... (a name repeated
+    in one file: each occurrence stays a test of its own). Linear in the number of tests, whatever the names."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, test_id: str, tests: dict[str, str]) -> str:
+        n = self.seen.get(test_id, 0)
+        while True:
+            n += 1
+            candidate = test_id if n == 1 else f"{test_id} #{n}"
+            if candidate not in tests:
+                self.seen[test_id] = n
+                return candidate
 
 
 GO_REPORT = "go-test.json"
@@ -186,13 +197,23 @@ def parse_go_json(report_dir: Path, meta: dict | None = None) -> Parsed:
         elif action in ("pass", "fail", "skip"):
             ends.setdefault(test, []).append(action)
     status = _verdicts(starts, ends, {"pass": PASSED, "fail": FAILED, "skip": SKIPPED}, parsed, "")
-    parents = {name[:i] for name in status for i, ch in enumerate(name) if ch == "/"} & set(status)
+    # Go reports every level of a subtest (TestA, TestA/b, TestA/b/c), so each test's parent is the name up to
+    # its last "/"; walking up from the failing leaves marks each ancestor once (linear, whatever the names).
+    parent_of = {}
+    for name in status:
+        if "/" in name and (up := name.rsplit("/", 1)[0]) in status:
+            parent_of[name] = up
+    parents = set(parent_of.values())
+    failing_below: set[str] = set()
     for name, st in status.items():
         if name not in parents:
             parsed.tests[name] = st
+            up = parent_of.get(name) if st == FAILED else None
+            while up is not None and up not in failing_below:
+                failing_below.add(up)
+                up = parent_of.get(up)
     for parent in sorted(parents):
-        leaves = [n for n in parsed.tests if n.startswith(parent + "/")]
-        if status[parent] == FAILED and not any(parsed.tests[n] == FAILED for n in leaves):
+        if status[parent] == FAILED and parent not in failing_below:
             parsed.tests[parent] = FAILED
     if package_failed and not status:
         parsed.notes.append("the package failed before any test ran (a build failure?)")
@@ -231,6 +252,7 @@ def parse_jest_json(report_dir: Path, meta: dict | None = None) -> Parsed:
         parsed.notes.append(f"{JEST_REPORT} has no testResults list")
         return parsed
     test_files = [f for f in (meta or {}).get("test_files") or [] if isinstance(f, str)]
+    unique = _Numbering()
     for suite in suites:
         if not isinstance(suite, dict):
             continue
@@ -243,7 +265,7 @@ def parse_jest_json(report_dir: Path, meta: dict | None = None) -> Parsed:
             parsed.notes.append(f"{file}: test suite failed to run ({first[:200]})")
         for result in results:
             if isinstance(result, dict):
-                test_id = _unique(f"{file} › {result.get('fullName', result.get('title', ''))}", parsed.tests)
+                test_id = unique(f"{file} › {result.get('fullName', result.get('title', ''))}", parsed.tests)
                 parsed.tests[test_id] = JEST_STATUS.get(str(result.get("status")), FAILED)
     return parsed
 
@@ -290,6 +312,7 @@ def _doctests(path: Path, solution_files: set[str], parsed: Parsed) -> None:
     if text is None:
         return
     seen: dict[str, str] = {}
+    unique = _Numbering()
     for line in text.splitlines():
         if line.startswith("failures:") or line.startswith("test result:"):
             break  # what follows quotes the tests' own output
@@ -299,7 +322,7 @@ def _doctests(path: Path, solution_files: set[str], parsed: Parsed) -> None:
         name, verdict = found.groups()
         if name.split(" - ", 1)[0] in solution_files:
             continue  # a doc test of a solution file: its name changes with the solution
-        test_id = _unique("doc::" + DOCTEST_LINE_NUMBER.sub("", name, count=1), seen)
+        test_id = unique("doc::" + DOCTEST_LINE_NUMBER.sub("", name, count=1), seen)
         seen[test_id] = {"ok": PASSED, "FAILED": FAILED, "ignored": SKIPPED}[verdict]
     parsed.tests.update(seen)
 

@@ -196,3 +196,30 @@ def test_rust_printed_events_and_a_missing_verdict_are_failures(tmp_path):
 def test_rust_no_report_gives_no_tests_and_a_note(tmp_path):
     parsed = reports.parse_libtest_json(tmp_path / "missing", RUST_META)
     assert parsed.tests == {} and parsed.notes
+
+
+# ---- hostile sizes: a solution can print any test name into a report; parsing stays linear ----
+
+def test_go_deep_and_long_names_parse_in_linear_time(tmp_path):
+    import time
+
+    chain = ["TestDeep" + "/x" * i for i in range(1500)]  # 1500 nested levels, each run and failed
+    lines = [json.dumps({"Action": a, "Test": t}) for t in chain for a in ("run", "fail")]
+    lines += [json.dumps({"Action": a, "Test": "TestWide" + "/" * 200000}) for a in ("run", "pass")]
+    start = time.monotonic()
+    parsed = reports.parse_go_json(report(tmp_path, {"go-test.json": "\n".join(lines) + "\n"}), GO_META)
+    assert time.monotonic() - start < 10
+    assert parsed.tests == {chain[-1]: "failed", "TestWide" + "/" * 200000: "passed"}
+
+
+def test_repeated_names_are_numbered_in_linear_time(tmp_path):
+    import time
+
+    many = jest_report({"name": "/work/hello.spec.js", "assertionResults": [_assertion([], "same", "passed")] * 50000})
+    doc = "".join("test src/pre.rs - pre::x (line 1) ... ok\n" for _ in range(50000))
+    start = time.monotonic()
+    js = reports.parse_jest_json(report(tmp_path, {"jest.json": many}), JS_META)
+    rust = reports.parse_libtest_json(report(tmp_path, {"doctest.txt": doc}), RUST_META)
+    assert time.monotonic() - start < 10
+    assert len(js.tests) == 50000 and "hello.spec.js › same #50000" in js.tests
+    assert len(rust.tests) == 50000 and "doc::src/pre.rs - pre::x #50000" in rust.tests
