@@ -80,6 +80,9 @@ EXPECTED = {"GreeterTest::greetsAlice()", "GreeterTest::greetsBob()", "GreeterTe
             "GreeterTest::greetsMany(String)[2]", "GreeterTest$Politely::greetsEve()"}
 
 
+LENIENT = TEST.replace(").isEqualTo(", ").as(").replace(").endsWith(", ").as(")  # the same tests, asserting nothing
+
+
 def wrong(extra: str = "", body: str = 'return "Hi " + name;') -> str:
     """A wrong Greeter (greets with "Hi") with ``extra`` members added to its class."""
     return f"class Greeter {{\n{extra}\n    static String greet(String name) {{\n        {body}\n    }}\n}}\n"
@@ -240,10 +243,9 @@ def test_writes_to_the_grader_filesystem_are_refused(greeter, tmp_path):
 
 def test_tests_the_agent_edited_or_added_are_replaced_by_the_pristine_ones(greeter, tmp_path):
     # the same test names, all trivially passing, and an extra test class: src/test is laid back wholesale
-    lenient = TEST.replace("assertThat(Greeter.greet", "assertThat(\"\").isNotNull(); String.valueOf(Greeter.greet")
     extra = "class ExtraTest { @org.junit.jupiter.api.Test void extra() {} }\n"
     g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(),
-                                   "src/test/java/GreeterTest.java": lenient,
+                                   "src/test/java/GreeterTest.java": LENIENT,
                                    "src/test/java/ExtraTest.java": extra})
     assert g.verdict == "fail" and g.failed_tests == len(EXPECTED), g.evidence
     assert "extra()" not in g.output
@@ -317,6 +319,7 @@ class Greeter {
             java.util.logging.Logger.getLogger("greeter").fine(name);
             new Timer(true).cancel();
             Thread.sleep(1);
+            org.assertj.core.util.Strings.isNullOrEmpty(name);  // a library class of the class-data archive
             String money = String.format(Locale.GERMANY, "%,.2f", 1234.5);
             LocalDate.parse("2024-02-29").plusDays(1);
             BigInteger.TWO.pow(100).mod(BigInteger.TEN);
@@ -333,3 +336,11 @@ class Greeter {
 """
     g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": busy})
     assert g.verdict == "pass", (g.evidence, g.output[-4000:])
+
+
+def test_test_classes_redefined_on_the_solutions_side_are_refused(greeter, tmp_path):
+    # the tests' own class, compiled from src/main/java with every test trivially passing: were it first on the
+    # class path, it would run in place of the real one
+    g = graded(greeter, tmp_path, {"src/main/java/Greeter.java": wrong(), "src/main/java/GreeterTest.java": LENIENT})
+    assert "the solution defines classes of the tests" in g.output
+    assert g.verdict == "fail", g.evidence
