@@ -28,11 +28,11 @@ def go(imports: str, body: str) -> str:
 
 
 FORGERIES = {
-    # a process started by the solution waits for the test binary to end, then turns every failure of the
-    # report into a pass
+    # a process started by the solution waits for go test (the test binary's parent, which writes the report)
+    # to end, then turns every failure of the report into a pass
     "report-rewritten-at-exit": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
         func init() {
-        \tscript := "while kill -0 " + strconv.Itoa(os.Getpid()) + " 2>/dev/null; do sleep 0.01; done\\n" +
+        \tscript := "while kill -0 " + strconv.Itoa(os.Getppid()) + " 2>/dev/null; do sleep 0.005; done\\n" +
         \t\t"for i in $(seq 300); do sed -i 's/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' /tmp/lab-out/*.json; sleep 0.01; done"
         \tcmd := exec.Command("sh", "-c", script)
         \tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -32,13 +32,16 @@ def js(code: str) -> str:
 
 
 FORGERIES = {
-    # a process started by the solution waits for jest to end (after it wrote its report), then turns every
-    # failure of the report into a pass
+    # the issue's example in JavaScript: a handler on the real process's exit (reached through a function of the
+    # host's realm: jest's sandboxed `process` never exits) rewrites the report jest just wrote: every failure
+    # becomes a pass
     "report-rewritten-at-exit": js('''\
-        const { spawn } = require('child_process');
-        const rewrite = `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.01; done
-        for i in $(seq 300); do sed -i 's/"status":"failed"/"status":"passed"/g' /tmp/lab-out/jest.json; sleep 0.01; done`;
-        spawn('sh', ['-c', rewrite], { detached: true, stdio: 'ignore' }).unref();
+        const fs = require('fs');
+        const realProcess = fs.readFileSync.constructor('return process')();
+        realProcess.on('exit', () => {
+          const path = '/tmp/lab-out/jest.json';
+          fs.writeFileSync(path, fs.readFileSync(path, 'utf8').replaceAll('"status":"failed"', '"status":"passed"'));
+        });
         '''),
     # jest's own summary lines, and lab's old one, printed by the solution
     "runner-lines-printed": js('''\

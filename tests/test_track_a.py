@@ -82,13 +82,13 @@ def test_rust_cargo_example_replaces_cargo_toml_in_the_answer_only(tmp_path):
 def test_rust_check_runs_every_test_file_with_ignored_and_feature_gated_tests(tmp_path):
     text = check_sh(aider.render(rust_deps(tmp_path)))
     assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec cargo test --offline --all-features \"\$@\" --no-run "
-                     r"\\\n  --message-format=json-render-diagnostics > \"\$0\"' \"\$build/cargo.json\" --test deps --test more_deps",
-                     text)
+                     r"\\\n  --message-format=json-render-diagnostics > \"\$0\" 2> \"\$0.err\"' \"\$build/cargo.json\" "
+                     r"--test deps --test more_deps\n", text)
     assert "rm -rf tests .cargo build.rs Cargo.lock target\n" in text
     # a private target folder per grading; libtest's JSON (RUSTC_BOOTSTRAP only when running) goes to $out
     assert "export CARGO_TARGET_DIR=/tmp/lab-target" in text and "/cache" not in text
     run = text[text.index("as_tester env RUSTC_BOOTSTRAP=1"):]
-    assert "--format json --include-ignored > \"$0\"' \"$out/libtest-$name.json\"" in run[:300]
+    assert "--format json --include-ignored > \"$0\" 2> \"$1\"' \"$out/libtest-$name.json\"" in run[:300]
     assert text.count("RUSTC_BOOTSTRAP") == 2  # the run line and the comment above it: never the build
 
 

@@ -80,7 +80,7 @@ def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path
     check = _check(_go(tmp_path))
     assert "GOPROXY=off" in check and "GOTOOLCHAIN=local" in check and "GOWORK=off" in check
     assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -Rs /opt/lab/go/cache "$GOCACHE"' in check
-    assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec go test -count=1 -json \. > \"\$1\"' sh "
+    assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec go test -count=1 -json \. > \"\$1\" 2> \"\$2\"' sh "
                      r'"\$out/go-test.json"', check)
 
 
@@ -166,7 +166,7 @@ def test_js_check_ignores_the_work_trees_jest_and_babel_settings(tmp_path):
     assert "-name '.babelrc'" in check and "-name 'jest.config.*'" in check
     assert '"configFile": "$work/babel.config.js", "babelrc": false' in check
     assert "--runTestsByPath leap.spec.js" in check
-    assert '--json --outputFile="$out/jest.json"' in check and "as_tester timeout" in check
+    assert '--outputFile="$out/jest.json"' in check and "as_tester timeout" in check
 
 
 def _jest(*results: tuple[str, str], load_error: str = "") -> str:
