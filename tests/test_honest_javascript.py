@@ -160,3 +160,11 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
         assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
     if name == "grader-filesystem-patched":
         assert "PLANTED" not in g.output and g.output.count("REFUSED") == 7, g.output[-3000:]
+
+
+def test_a_process_left_behind_does_not_hold_the_grading_open(proven):
+    """A solution that starts a process holding jest's output open: jest's output goes to a file, so the grading
+    ends with jest (the process is killed after it), well before any timeout."""
+    solution = "require('child_process').spawn('sleep', ['1000'], { detached: true, stdio: 'inherit' }).unref();\n" + WRONG
+    g = grade_solution(proven, "process-left-behind", solution)
+    assert g.verdict == "fail" and not g.timed_out and g.seconds < 60, (g.seconds, g.evidence)

@@ -273,3 +273,12 @@ def test_a_planted_build_result_never_reaches_a_later_grading(proven):
     for refused in ("/opt/lab/rust/seeds", "/opt/lab/rust/vendor", "/cache"):
         assert f"REFUSED {refused}" in outputs[0], outputs[0][-2000:]
     assert "FOUND" not in outputs[1] and "PLANTED /tmp/lab-target" in outputs[1]
+
+
+def test_a_process_left_behind_does_not_hold_the_grading_open(proven):
+    """A solution that starts a process holding the test program's output open: that output goes to files, so
+    the grading ends with the test program (the process is killed after it), well before any timeout."""
+    solution = ('pub fn double(n: i64) -> i64 {\n    let _ = std::process::Command::new("sleep").arg("1000").spawn();\n'
+                '    n * 3\n}\n')
+    g = grade_solution(proven, "process-left-behind", solution)
+    assert g.verdict == "fail" and not g.timed_out and g.seconds < 60, (g.seconds, g.evidence)
