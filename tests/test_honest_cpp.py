@@ -276,3 +276,19 @@ def test_comparison_swapped_for_the_tests_types_is_tampered(greeter, tmp_path):
                                       "}\n#endif")
     g = graded(greeter, tmp_path, {"greeter.cpp": wrong(), "greeter.h": header})
     assert g.verdict == "tampered", (g.evidence, g.output[-3000:])
+
+
+def test_a_proof_takes_over_a_compiler_cache_with_folders_root_wrote(greeter, tmp_path):
+    # an older lab ran the compiler as root: its folders in the shared cache must not fail a proof's build
+    from rules import images, sandbox
+
+    task_dir, proof = greeter
+    res = sandbox.run(images.GRADER, ["sh", "-c", "cd /cache/ccache && for d in 0 1 2 3 4 5 6 7 8 9 a b c d e f; "
+                                      "do mkdir -p $d && chown 0:0 $d && chmod 755 $d; done"],
+                      mounts=[sandbox.Mount(sandbox.volume(CACHE), "/cache", kind="volume")], network="none")
+    assert res.exit_code == 0, res.output
+    answer = task_dir.parent / "answer"
+    meta = json.loads((task_dir / "task.json").read_text())
+    again = prove.prove(task_dir, answer, image=images.GRADER, limits=LIMITS, meta=meta, cache_volume=CACHE)
+    assert again["status"] == "kept", again["reference"]
+    assert set(again["tests"]) == EXPECTED
