@@ -180,3 +180,9 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
         assert "PLANTED" not in g.output and g.output.count("REFUSED") >= 5, g.output[-3000:]
     if name == "tests-unregistered":
         assert "not reported" in " ".join(g.evidence)
+
+
+def test_a_process_left_holding_the_output_does_not_keep_the_grading_open(proven):
+    lingering = WRONG + "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n    os._exit(0)\n"
+    g = grade_solution(proven, "lingering", lingering)
+    assert g.verdict == "fail" and not g.timed_out and g.seconds < 60, (g.seconds, g.evidence)
