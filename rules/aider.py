@@ -21,7 +21,7 @@ from rules.files import files_below
 from rules.render import template_files
 
 TIER = "aider"
-TASK_FORMAT = 1  # version of task.json; bump when its fields change meaning
+TASK_FORMAT = 2  # version of task.json; bump when its fields change meaning
 DOCS = (".docs/introduction.md", ".docs/instructions.md", ".docs/instructions.append.md")
 HIDDEN = (".meta", ".docs", ".approaches", ".articles", ".exercism")  # never laid into a work tree
 
@@ -38,7 +38,8 @@ class Track:
     path (Java: ``.meta/src/reference/java/X.java`` → ``src/main/java/X.java``); other tracks map each
     example file onto the solution file with the same extension. ``overrides`` maps extra reference files
     onto workspace files they replace when present (Rust: ``.meta/Cargo-example.toml`` → ``Cargo.toml``).
-    ``test_timeout`` is the seconds ``check.sh`` gives the test run itself.
+    ``test_timeout`` is the seconds ``check.sh`` gives the test run itself. ``report`` names the parser of the
+    runner's report in ``rules.reports`` (recorded in task.json; the grader reads it on the host).
     """
 
     name: str
@@ -46,6 +47,7 @@ class Track:
     reference_root: tuple[str, str] | None = None
     overrides: tuple[tuple[str, str], ...] = ()
     test_timeout: int = 300
+    report: str = "junit"
 
     def map_reference(self, example: list[str], solution: list[str]) -> dict[str, str]:
         """Map each reference file (relative to the exercise) to the work-tree path it is laid at.
@@ -68,12 +70,12 @@ class Track:
 
 
 TRACKS: dict[str, Track] = {t.name: t for t in (
-    Track("cpp", "C++"),
-    Track("go", "Go"),
-    Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java")),
-    Track("javascript", "JavaScript"),
-    Track("python", "Python"),
-    Track("rust", "Rust", overrides=((".meta/Cargo-example.toml", "Cargo.toml"),)),
+    Track("cpp", "C++", report="junit"),
+    Track("go", "Go", report="go-json"),
+    Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit"),
+    Track("javascript", "JavaScript", report="jest-json"),
+    Track("python", "Python", report="junit"),
+    Track("rust", "Rust", overrides=((".meta/Cargo-example.toml", "Cargo.toml"),), report="libtest-json"),
 )}
 
 
@@ -210,7 +212,7 @@ def render(ex: Exercise) -> Rendered:
     out.meta = {
         "version": TASK_FORMAT, "tier": TIER, "task": ex.task, "language": ex.track, "exercise": ex.slug,
         "upstream_path": ex.upstream_path, "solution_files": solution, "test_files": tests,
-        "grader": "grader",
+        "grader": "grader", "report": track.report,
     }
     out.task_files["task.json"] = (
         (json.dumps(out.meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from rules.config import Limits, Suite
 from rules.files import read_json, replace_tree, write_if_changed, write_json
+from rules.grade import TESTS_FILE
 
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
 
 
 def stage(build: Path, files: dict[str, tuple[bytes, int]] | None, answers: dict[str, tuple[bytes, int]] | None,
@@ -61,7 +62,7 @@ def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
     if render.get("error"):
         record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
                   "exercise": meta["exercise"], "status": "rejected", "reason": render["error"],
-                  "reference": None, "stub": None, "seconds": 0.0}
+                  "environmental": None, "tests": [], "reference": None, "stub": None, "seconds": 0.0}
     else:
         record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta,
                        log_dir=build / "logs")
@@ -111,9 +112,11 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
             entries.append({"task": task, "language": meta.get("language"), "exercise": meta.get("exercise"),
                             "status": "unproven", "reason": "not proven yet: run doit gen:<tier> with a selection that includes it"})
             continue
-        entry = {k: proof.get(k) for k in ("task", "language", "exercise", "status", "reason", "seconds")}
+        entry = {k: proof.get(k) for k in ("task", "language", "exercise", "status", "reason", "seconds",
+                                          "environmental")}
         ref, stub = proof.get("reference") or {}, proof.get("stub") or {}
         entry["tests"] = ref.get("ran", 0)
+        entry["test_ids"] = proof.get("tests") or []
         entry["reference"] = {k: ref.get(k) for k in ("passed", "ran", "passed_tests", "failed_tests", "seconds")} if ref else None
         entry["stub"] = {k: stub.get(k) for k in ("passed", "ran", "passed_tests", "failed_tests", "seconds")} if stub else None
         keep = proof["status"] == "kept" or (proof["status"] == "free" and not strict)
@@ -121,7 +124,7 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
         if proof["status"] == "free" and strict:
             entry["reason"] = "free task left out by strict=1"
         if keep:
-            _sync(build / "task", suite.tasks_dir / task)
+            _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof)})
             _sync(build / "answer", suite.answers_dir / task)
             published.add(task)
         entries.append(entry)
@@ -144,15 +147,26 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
     return manifest
 
 
-def _sync(src: Path, dst: Path) -> None:
-    """Make ``dst`` a copy of ``src`` (modes kept); a no-op when the contents already match."""
-    from rules.files import tree_digest
+def _tests_json(proof: dict) -> bytes:
+    """A published task's ``tests.json``: the test ids its reference solution passed, which every grading of
+    the task must see pass (rules.grade.expected_tests)."""
+    return (json.dumps({"version": 1, "tests": sorted(proof.get("tests") or [])}, indent=2) + "\n").encode()
 
-    if dst.is_dir() and tree_digest(src) == tree_digest(dst):
+
+def _sync(src: Path, dst: Path, extra: dict[str, bytes] | None = None) -> None:
+    """Make ``dst`` a copy of ``src`` (modes kept) plus the ``extra`` files (name → content); a no-op when
+    the contents already match."""
+    from rules.files import sha256_bytes, tree_digest
+
+    extra = extra or {}
+    want = {**tree_digest(src), **{name: sha256_bytes(data) for name, data in extra.items()}}
+    if dst.is_dir() and tree_digest(dst) == want:
         return
     staged = dst.with_name(f".{dst.name}.new")
     shutil.rmtree(staged, ignore_errors=True)
     shutil.copytree(src, staged, copy_function=shutil.copy)
+    for name, data in extra.items():
+        (staged / name).write_bytes(data)
     replace_tree(staged, dst)
 
 
@@ -164,5 +178,6 @@ def summary(manifest: dict) -> str:
         lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     for e in manifest["tasks"]:
         if e["status"] == "rejected":
-            lines.append(f"  rejected {e['task']}: {e['reason']}")
+            again = " (the machine's doing: proved again on the next run)" if e.get("environmental") else ""
+            lines.append(f"  rejected {e['task']}: {e['reason']}{again}")
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from rules.config import Limits
 from rules.files import write_atomic
 from rules.grade import Grade, grade
 
-PROOF_FORMAT = 1
+PROOF_FORMAT = 2
 CACHE_VOLUME = "lab-cache-prove"
 
 
@@ -39,43 +39,83 @@ def lay_work_tree(task_dir: Path, work_tree: Path, answer_dir: Path | None = Non
                 write_atomic(dst, p.read_bytes(), p.stat().st_mode & 0o777)
 
 
-def _reason(g: Grade) -> str:
-    if g.timed_out:
-        return "timeout: the reference solution's tests did not finish in time"
+RUNNER_KILLED = (124, 137)  # `timeout` ran out (124), or the runner was killed (137: its timeout's KILL)
+ENVIRONMENT_RETRY_PAUSE = 5.0  # seconds to wait before proving again after a timeout or out-of-memory kill
+
+
+def environmental(g: Grade) -> str | None:
+    """``"timeout"`` or ``"out of memory"`` when a grading ended because of the machine rather than the code
+    (the container or the runner ran out of time, or memory), else None."""
     if g.oom_killed:
-        return "reference fails: out of memory"
+        return "out of memory"
+    if g.timed_out or (g.runner_exit in RUNNER_KILLED and not g.passed):
+        return "timeout"
+    return None
+
+
+def _reason(g: Grade) -> str:
+    kind = environmental(g)
+    if kind == "timeout":
+        return "timeout: the reference solution's tests did not finish in time"
+    if kind == "out of memory":
+        return "out of memory: the reference solution's tests were killed for memory"
     if g.ran == 0:
-        return "reference ran no tests" if g.exit_code is not None else "reference fails"
-    return f"reference fails: {g.failed_tests} of {g.ran} tests failed"
+        return "reference ran no tests"
+    if g.failed_tests:
+        return f"reference fails: {g.failed_tests} of {g.ran} tests failed"
+    return "reference fails: " + "; ".join(g.evidence)[:600]
 
 
 def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
-          cache_volume: str = CACHE_VOLUME, log_dir: Path | None = None) -> dict:
+          cache_volume: str = CACHE_VOLUME, log_dir: Path | None = None,
+          retry_pause: float = ENVIRONMENT_RETRY_PAUSE) -> dict:
     """Prove one rendered task. Returns the proof record (see evals/README.md, "proof"):
-    ``{"version", "task", "language", "exercise", "status", "reason", "reference", "stub", "seconds"}``.
+    ``{"version", "task", "language", "exercise", "status", "reason", "environmental", "tests", "reference",
+    "stub", "seconds"}``; ``tests`` is the sorted list of test ids the reference passed (what every later
+    grading must see pass).
 
-    ``meta`` is the task's ``task.json``. The reference is graded first; the stub only when the reference
-    passes. Raises SandboxError (an infrastructure problem, not a property of the task).
+    ``meta`` is the task's ``task.json``. The reference is graded first, with every reported test counted;
+    the stub only when the reference passes, against the reference's test ids. A grading that ran out of time
+    or memory is tried once more after ``retry_pause`` seconds; if it does again, the proof is ``rejected``
+    with ``environmental`` set to "timeout" or "out of memory" (lab proves it again next time rather than
+    keeping the rejection). Raises SandboxError (an infrastructure problem, not a property of the task).
     """
     start = time.monotonic()
     record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
-              "exercise": meta["exercise"], "status": "rejected", "reason": "", "reference": None, "stub": None}
+              "exercise": meta["exercise"], "status": "rejected", "reason": "", "environmental": None,
+              "tests": [], "reference": None, "stub": None}
+
+    def graded(tree: Path, name: str, expected) -> Grade:
+        g = grade(task_dir, tree, image=image, limits=limits, cache_volume=cache_volume, cache_writable=True,
+                  expected=expected, log_path=log_dir / f"{name}.log" if log_dir else None)
+        if environmental(g):
+            time.sleep(retry_pause)
+            g = grade(task_dir, tree, image=image, limits=limits, cache_volume=cache_volume, cache_writable=True,
+                      expected=expected, log_path=log_dir / f"{name}.log" if log_dir else None)
+        return g
+
     with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
         ref_tree = Path(tmp) / "reference"
         lay_work_tree(task_dir, ref_tree, answer_dir)
-        ref = grade(task_dir, ref_tree, image=image, limits=limits, cache_volume=cache_volume,
-                    log_path=log_dir / "reference.log" if log_dir else None)
+        ref = graded(ref_tree, "reference", None)
         record["reference"] = ref.to_json()
         if not ref.passed:
             record["reason"] = _reason(ref)
+            record["environmental"] = environmental(ref)
         else:
+            record["tests"] = ref.tests
             stub_tree = Path(tmp) / "stub"
             lay_work_tree(task_dir, stub_tree)
-            stub = grade(task_dir, stub_tree, image=image, limits=limits, cache_volume=cache_volume,
-                         log_path=log_dir / "stub.log" if log_dir else None)
+            stub = graded(stub_tree, "stub", ref.tests)
             record["stub"] = stub.to_json()
             if stub.passed:
                 record["status"], record["reason"] = "free", "the untouched stub passes its tests"
+            elif environmental(stub) or stub.verdict == "tampered":
+                # a stub that cannot be told apart from a failing one on this machine proves nothing
+                record["status"] = "rejected"
+                record["environmental"] = environmental(stub)
+                record["reason"] = (f"{environmental(stub)}: the stub's tests did not finish" if environmental(stub)
+                                    else "the stub's report was flagged tampered: " + "; ".join(stub.evidence))
             else:
                 record["status"] = "kept"
     record["seconds"] = round(time.monotonic() - start, 3)

@@ -211,13 +211,20 @@ def _cap(data: bytes, cap: int = OUTPUT_CAP) -> str:
 
 def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
         network: str = "none", limits: Limits = Limits(), workdir: str | None = None,
-        labels: dict[str, str] | None = None, user: str | None = None, log_path: Path | None = None) -> RunResult:
+        labels: dict[str, str] | None = None, user: str | None = None, log_path: Path | None = None,
+        read_only: bool = False, tmpfs: dict[str, str] | None = None,
+        capabilities: tuple[str, ...] | None = None) -> RunResult:
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
     ``network`` is a Docker network mode ("none", "host"). ``limits`` caps CPUs, memory (no swap), processes
     and wall-clock seconds; at the timeout the whole container is killed (every process in it), and the
     result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk; the
     result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
+
+    Hardening, for containers that run untrusted code: ``read_only`` mounts the image's filesystem read-only;
+    ``tmpfs`` maps mount points to tmpfs options (e.g. ``{"/tmp": "size=1g,exec"}``: private, size-capped,
+    and charged to the container's memory); ``capabilities`` (a tuple of names such as ``"CHOWN"``) keeps only
+    those Linux capabilities and sets no-new-privileges (None: the engine's default set).
 
     Raises SandboxError when the image is missing or the container cannot be created, StartError (a
     SandboxError) when it cannot be started.
@@ -232,7 +239,9 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     try:
         container = c.containers.create(
             image, command, detach=True, environment=env or {}, network_mode=network, mounts=docker_mounts,
-            working_dir=workdir, labels=all_labels, user=user,
+            working_dir=workdir, labels=all_labels, user=user, read_only=read_only, tmpfs=tmpfs or None,
+            **({"cap_drop": ["ALL"], "cap_add": list(capabilities), "security_opt": ["no-new-privileges"]}
+               if capabilities is not None else {}),
             nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
             pids_limit=limits.pids, log_config=LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}),
         )

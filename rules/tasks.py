@@ -190,6 +190,13 @@ def _prove(tier: str, task: str, image: str, limits) -> None:
         _progress.done(record)
 
 
+def _not_environmental(proof: str) -> bool:
+    """False when the last proof was rejected for the machine's sake (a timeout or out of memory): such a
+    rejection is never kept, the next gen proves the task again."""
+    record = read_json(Path(proof)) or {}
+    return not record.get("environmental")
+
+
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
     from rules.build import publish, summary
 
@@ -244,7 +251,8 @@ def task_gen():
                 "actions": [(_prove, [tier, ex.task, images.GRADER, suite.prove])],
                 "file_dep": [render, grader_stamp],
                 "targets": [proof],
-                "uptodate": [config_changed({"limits": repr(suite.prove), "image": images.GRADER})],
+                "uptodate": [config_changed({"limits": repr(suite.prove), "image": images.GRADER}),
+                             (_not_environmental, [str(proof)])],
                 "doc": f"prove {ex.task}",
             }
             proofs.append(proof)

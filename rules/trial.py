@@ -94,9 +94,12 @@ class Trial:
 
     @property
     def cache_volume(self) -> str:
-        """The grader's build-cache volume for this run's work (never shared with another agent's or another
-        model's; an agent without settings keeps its volume ``lab-cache-agent-<name>``)."""
-        return f"lab-cache-agent-{self.run or self.agent.run}"
+        """The grader's build-cache volume: the proofs' (``lab-cache-prove``), which only the tier's own
+        reference and stub code ever wrote and which every trial's grading mounts read-only
+        (``rules.grade.grade``), so no agent's code can plant a build result for another grading."""
+        from rules.prove import CACHE_VOLUME
+
+        return CACHE_VOLUME
 
     def run_key(self) -> dict:
         """What the agent's side of a result depends on (a change means the agent must run again): the task

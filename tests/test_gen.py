@@ -60,7 +60,11 @@ def test_only_kept_and_free_tasks_are_published_with_answers_apart(full_tier):
     answers = sorted(p.name for p in (home / "evals/aider/answers").iterdir())
     assert tasks == answers == ["go-hello", "javascript-hello", "python-hello", "python-ledger", "rust-hello"]
     hello = home / "evals/aider/tasks/python-hello"
-    assert sorted(p.name for p in hello.iterdir()) == ["check.sh", "prompt.txt", "setup.sh", "task.json", "workspace"]
+    assert sorted(p.name for p in hello.iterdir()) == ["check.sh", "prompt.txt", "setup.sh", "task.json", "tests.json",
+                                                       "workspace"]
+    ids = json.loads((hello / "tests.json").read_text())["tests"]
+    assert ids == ["hello_test.HelloTest::test_one", "hello_test.HelloTest::test_three", "hello_test.HelloTest::test_two"]
+    assert {e["task"]: e["test_ids"] for e in manifest(home)["tasks"]}["python-hello"] == ids
     assert "return number * 2" in (home / "evals/aider/answers/python-hello/hello.py").read_text()
     assert not list(hello.rglob("*example*"))
 

@@ -1,8 +1,8 @@
 """Rendering facts of the Go, JavaScript and Python tracks (pure: no Docker).
 
 Each test writes a tiny exercise of its own, renders it, and checks one thing its check.sh must keep doing:
-which files it removes and lays back, how it enables skipped tests, and how it counts test cases from the
-runner's machine-readable output (the counting scripts embedded in check.sh run here on made-up reports).
+which files it removes and lays back, how it enables skipped tests and where the runner's report goes; and how
+the host reads those reports (rules/reports.py) into test ids that rules/grade.py's decide weighs.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rules import aider
+from rules import aider, reports
+from rules.grade import decide
 
 
 def _exercise(root: Path, track: str, slug: str, files: dict[str, str], config: dict) -> aider.Exercise:
@@ -62,24 +63,6 @@ def _check(rendered: aider.Rendered) -> str:
     return rendered.task_files["check.sh"][0].decode()
 
 
-def _counter(check: str) -> str:
-    """The Python program check.sh runs to count test cases (the heredoc between <<'PY' and PY)."""
-    found = re.search(r"<<'PY'\n(.*?)\nPY\n", check, re.S)
-    assert found, "check.sh has no counting program"
-    return found.group(1)
-
-
-def _count(check: str, tmp_path: Path, report: str, *args: str) -> tuple[int, int, int]:
-    (tmp_path / "report").write_text(report)
-    (tmp_path / "stderr").write_text("")
-    if not (tmp_path / "files").exists():
-        (tmp_path / "files").write_text("")
-    proc = subprocess.run([sys.executable, "-c", _counter(check), str(tmp_path / "report"), *args],
-                          capture_output=True, text=True, check=True, cwd=tmp_path)
-    ran, passed, failed = (int(x) for x in proc.stdout.split())
-    return ran, passed, failed
-
-
 # ---- Go ----
 
 def test_go_reference_maps_onto_the_solution_not_the_editor_test_file(tmp_path):
@@ -93,10 +76,25 @@ def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_
     assert "rm -rf vendor go.work" in check
 
 
-def test_go_check_runs_offline_without_cached_results(tmp_path):
+def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path):
     check = _check(_go(tmp_path))
     assert "GOPROXY=off" in check and "GOTOOLCHAIN=local" in check and "GOWORK=off" in check
-    assert re.search(r"timeout --signal=KILL \d+ go test -count=1 -json \.", check)
+    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -Rs /opt/lab/go/cache "$GOCACHE"' in check
+    assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec go test -count=1 -json \. > \"\$1\" 2> \"\$2\"' sh "
+                     r'"\$out/go-test.json"', check)
+
+
+def test_go_canaries_are_a_test_file_of_the_first_test_files_package(tmp_path):
+    check = _check(_go(tmp_path))
+    block = check[check.index("# 3. The canaries"):check.index("\nchown -R")]
+    (tmp_path / "leap_test.go").write_text("// a comment\npackage leap_test\n\nimport \"testing\"\n")
+    env = {"canary_fail": "k0123456789a", "canary_pass": "kba987654321"}
+    script = "".join(f"{k}={v}\n" for k, v in env.items()) + block
+    subprocess.run(["bash", "-c", script], cwd=tmp_path, check=True)
+    canary = (tmp_path / "kba987654321_test.go").read_text()
+    assert canary.startswith("package leap_test\n")
+    assert 'func Test_k0123456789a(t *testing.T) {\n\tt.Fatal("k0123456789a")\n}' in canary
+    assert "func Test_kba987654321(t *testing.T) {\n}" in canary
 
 
 def _go_events(*events: tuple) -> str:
@@ -104,67 +102,62 @@ def _go_events(*events: tuple) -> str:
                    for a, t in events)
 
 
-def _go_count(tmp_path: Path, report: str) -> tuple[int, int, int]:
-    """Count ``report`` (go test -json lines) as check.sh does, with the test files listed in ``files``."""
-    return _count(_check(_go(tmp_path)), tmp_path, report, str(tmp_path / "stderr"), str(tmp_path / "files"))
+def _go_parse(tmp_path: Path, report: str) -> reports.Parsed:
+    """Read ``report`` (go test -json lines) as the host does."""
+    (tmp_path / "go-test.json").write_text(report)
+    return reports.parse_go_json(tmp_path, {"test_files": ["leap_test.go"]})
 
 
-def test_go_counts_leaf_subtests_as_cases(tmp_path):
+def test_go_leaf_subtests_are_the_test_ids(tmp_path):
     report = _go_events(("start", None), ("run", "TestLeap"), ("run", "TestLeap/a"), ("pass", "TestLeap/a"),
                         ("run", "TestLeap/b"), ("pass", "TestLeap/b"), ("pass", "TestLeap"),
                         ("run", "ExampleLeap"), ("pass", "ExampleLeap"), ("pass", None))
-    assert _go_count(tmp_path, report) == (3, 3, 0)
+    assert _go_parse(tmp_path, report).tests == {"TestLeap/a": "passed", "TestLeap/b": "passed",
+                                                 "ExampleLeap": "passed"}
 
 
-def test_go_counts_a_skip_or_a_test_without_verdict_as_failed(tmp_path):
+def test_go_a_skip_or_a_test_without_verdict_is_not_a_pass(tmp_path):
     report = _go_events(("run", "TestA"), ("skip", "TestA"), ("run", "TestB"), ("run", "TestC"),
                         ("pass", "TestC"), ("fail", None))
-    assert _go_count(tmp_path, report) == (3, 1, 2)
+    assert _go_parse(tmp_path, report).tests == {"TestA": "skipped", "TestB": "failed", "TestC": "passed"}
+    verdict, evidence, ran, passed = decide(_go_parse(tmp_path, report).tests, ["TestA", "TestB", "TestC"], None, 1)
+    assert (verdict, ran, passed) == ("fail", 3, 1) and "TestA, TestB" in evidence[-1]
 
 
-def test_go_package_failing_after_passing_tests_is_a_failure(tmp_path):
-    report = _go_events(("run", "TestA"), ("pass", "TestA"), ("fail", None))
-    assert _go_count(tmp_path, report) == (2, 1, 1)
-
-
-def test_go_declared_test_that_never_reported_is_a_failed_case(tmp_path):
-    (tmp_path / "leap_test.go").write_text("package leap\n\nfunc TestLeap(t *testing.T) {}\n"
-                                           "func TestMain(m *testing.M) {}\nfunc Testify(t *testing.T) {}\n")
-    (tmp_path / "bonus_test.go").write_text("//go:build bonus\n\npackage leap\n\nfunc TestBonus(t *testing.T) {}\n")
-    (tmp_path / "files").write_text("leap_test.go\n")  # what `go list` reports: bonus_test.go is not built
+def test_go_a_test_the_solution_reports_does_not_stand_in_for_a_missing_one(tmp_path):
     fake = _go_events(("run", "TestFake"), ("pass", "TestFake"), ("pass", None))
-    assert _go_count(tmp_path, fake) == (2, 1, 1)
+    verdict, evidence, _, _ = decide(_go_parse(tmp_path, fake).tests, ["TestLeap"], None, 0)
+    assert verdict == "fail" and evidence == ["1 expected test(s) not reported: TestLeap"]
 
 
-def test_go_build_failure_runs_no_tests(tmp_path):
-    report = _go_events(("start", None), ("output", None), ("fail", None))
-    assert _go_count(tmp_path, report) == (0, 0, 0)
+def test_go_build_failure_reports_no_tests(tmp_path):
+    parsed = _go_parse(tmp_path, _go_events(("start", None), ("output", None), ("fail", None)))
+    assert parsed.tests == {} and "before any test ran" in parsed.notes[0]
+    assert decide(parsed.tests, None, None, 1)[0] == "fail"
 
 
-def test_go_empty_test_file_runs_no_tests(tmp_path):
-    report = _go_events(("start", None), ("pass", None))
-    assert _go_count(tmp_path, report) == (0, 0, 0)
+def test_go_empty_test_file_reports_no_tests(tmp_path):
+    assert _go_parse(tmp_path, _go_events(("start", None), ("pass", None))).tests == {}
+    assert decide({}, None, None, 0)[:2] == ("fail", ["no tests ran"])
 
 
 # ---- JavaScript ----
 
-def _enable(check: str, tmp_path: Path) -> tuple[str, int]:
-    """Run check.sh's enabling lines (sed, then the count of deliberate skips) on the fixture's spec."""
+def _enable(check: str, tmp_path: Path) -> str:
+    """Run check.sh's enabling lines (the sed) on the fixture's spec; returns the spec as they leave it."""
     spec = tmp_path / "work" / "leap.spec.js"
     spec.parent.mkdir()
     spec.write_text(_js(tmp_path / "again").task_files["workspace/leap.spec.js"][0].decode())
-    block = check[check.index("# 2. Enable"):check.index("# 3. Run")]
-    out = subprocess.run(["bash", "-c", block + '\necho "$allowed_skips"'], cwd=spec.parent,
-                         capture_output=True, text=True, check=True).stdout
-    return spec.read_text(), int(out.split()[-1])
+    block = check[check.index("# 2. Enable"):check.index("# 3. The canaries")]
+    subprocess.run(["bash", "-c", block], cwd=spec.parent, capture_output=True, text=True, check=True)
+    return spec.read_text()
 
 
 def test_js_enables_xtest_xit_xdescribe_and_keeps_deliberate_skips(tmp_path):
-    text, allowed = _enable(_check(_js(tmp_path)), tmp_path)
+    text = _enable(_check(_js(tmp_path)), tmp_path)
     assert not re.search(r"(^|\s)x(test|it|describe)\(", text, re.M)
     assert "  test('b'" in text and "  it('c'" in text and "  describe('d'" in text
     assert "test.skip('slow'" in text and "maxtest(1)" in text
-    assert allowed == 1
 
 
 def test_js_check_ignores_the_work_trees_jest_and_babel_settings(tmp_path):
@@ -173,24 +166,34 @@ def test_js_check_ignores_the_work_trees_jest_and_babel_settings(tmp_path):
     assert "-name '.babelrc'" in check and "-name 'jest.config.*'" in check
     assert '"configFile": "$work/babel.config.js", "babelrc": false' in check
     assert "--runTestsByPath leap.spec.js" in check
+    assert '--outputFile="$out/jest.json"' in check and "as_tester timeout" in check
 
 
-def _jest(passed: int, failed: int, pending: int, suites_failed: int = 0) -> str:
-    return json.dumps({"numPassedTests": passed, "numFailedTests": failed, "numPendingTests": pending,
-                       "numTodoTests": 0, "numRuntimeErrorTestSuites": 0, "numFailedTestSuites": suites_failed,
-                       "success": failed == 0 and suites_failed == 0})
+def _jest(*results: tuple[str, str], load_error: str = "") -> str:
+    return json.dumps({"numPassedTests": 99, "numFailedTests": 0, "success": True, "testResults": [
+        {"name": "/work/leap.spec.js", "status": "failed" if load_error else "passed", "message": load_error,
+         "assertionResults": [{"fullName": f"leap {t}", "title": t, "status": s} for t, s in results]}]})
 
 
-def test_js_deliberate_skip_is_not_counted_but_further_skips_fail(tmp_path):
-    check = _check(_js(tmp_path))
-    assert _count(check, tmp_path, _jest(11, 0, 1), "1") == (11, 11, 0)
-    assert _count(check, tmp_path, _jest(10, 0, 2), "1") == (11, 10, 1)
+def _jest_parse(tmp_path: Path, report: str) -> reports.Parsed:
+    (tmp_path / "jest.json").write_text(report)
+    return reports.parse_jest_json(tmp_path, {"test_files": ["leap.spec.js"]})
 
 
-def test_js_suite_that_fails_to_load_runs_no_tests(tmp_path):
-    check = _check(_js(tmp_path))
-    assert _count(check, tmp_path, _jest(0, 0, 0, suites_failed=1), "0") == (0, 0, 0)
-    assert _count(check, tmp_path, "not json", "0") == (0, 0, 0)
+def test_js_deliberate_skip_is_not_expected_but_a_further_skip_fails(tmp_path):
+    reference = _jest_parse(tmp_path, _jest(("a", "passed"), ("b", "passed"), ("slow", "pending"))).tests
+    expected = sorted(i for i, s in reference.items() if s == "passed")
+    assert expected == ["leap.spec.js › leap a", "leap.spec.js › leap b"]
+    assert decide(reference, expected, None, 0)[0] == "pass"
+    skipped_more = _jest_parse(tmp_path, _jest(("a", "passed"), ("b", "pending"), ("slow", "pending"))).tests
+    assert decide(skipped_more, expected, None, 0)[:2] == ("fail", ["1 test(s) did not pass: leap.spec.js › leap b"])
+
+
+def test_js_suite_that_fails_to_load_reports_no_tests(tmp_path):
+    parsed = _jest_parse(tmp_path, _jest(load_error="  ● Test suite failed to run\n\n    SyntaxError: nope\n"))
+    assert parsed.tests == {} and parsed.notes == ["leap.spec.js: test suite failed to run (Test suite failed to run)"]
+    parsed = _jest_parse(tmp_path, "not json")
+    assert parsed.tests == {} and parsed.notes == ["jest.json is not valid JSON"]
 
 
 # ---- Python ----

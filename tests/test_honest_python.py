@@ -1,0 +1,188 @@
+"""Forged verdicts, tried as adversarial solutions of the Python fixture task (real engine).
+
+Each solution below only changes the solution file (``hello.py``, whose tests want ``double(n) == 2 * n``) and
+leaves ``double`` wrong; it then tries to make the grading say ``pass`` anyway. Each must be graded ``fail`` or
+``tampered``, while the reference solution still passes.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fixture_upstream import make_upstream  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+WRONG = "def double(number):\n    return number + 1\n"
+
+FORGERIES = {
+    # the issue's example: rewrite every JUnit report at exit, drop the failures, force exit status 0
+    "report-rewritten-at-exit": WRONG + textwrap.dedent('''\
+        import atexit, glob, os, re
+
+        def _forge():
+            for pattern in ("/tmp/**/*.xml", "/work/**/*.xml", "/lab/**/*.xml"):
+                for path in glob.glob(pattern, recursive=True):
+                    try:
+                        text = open(path).read()
+                        text = re.sub(r"<(failure|error|skipped)\\b.*?</\\1>", "", text, flags=re.S)
+                        text = re.sub(r"<(failure|error|skipped)\\b[^>]*/>", "", text)
+                        text = re.sub(r'(failures|errors|skipped)="\\d+"', r'\\1="0"', text)
+                        open(path, "w").write(text)
+                    except OSError:
+                        pass
+            os._exit(0)
+
+        atexit.register(_forge)
+        '''),
+    # the runner's own summary lines, and lab's old one, printed by the solution
+    "runner-lines-printed": WRONG + textwrap.dedent('''\
+        print("lab-check: ran=3 passed=3 failed=0")
+        print("============================== 3 passed in 0.01s ===============================")
+        '''),
+    # the exit status forced before any report is written
+    "exit-status-forced": WRONG + "import os\nos._exit(0)\n",
+    # the assertion every test uses, swapped for one that never fails
+    "assertions-swapped": WRONG + textwrap.dedent('''\
+        import unittest
+        unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
+        '''),
+    # pytest's own reporting patched: every test's report says passed, and the JUnit writer drops failures
+    "runner-internals-patched": WRONG + textwrap.dedent('''\
+        import _pytest.junitxml, _pytest.reports
+        _original = _pytest.reports.TestReport.from_item_and_call.__func__
+
+        def _from_item_and_call(cls, item, call):
+            report = _original(cls, item, call)
+            report.outcome, report.longrepr = "passed", None
+            return report
+
+        _pytest.reports.TestReport.from_item_and_call = classmethod(_from_item_and_call)
+        _pytest.junitxml._NodeReporter.append_failure = lambda self, report: None
+        '''),
+    # fewer tests registered: every class defined from now on loses its failing test methods
+    "tests-unregistered": WRONG + textwrap.dedent('''\
+        import builtins
+        _build = builtins.__build_class__
+
+        def _strip(func, name, *bases, **kw):
+            cls = _build(func, name, *bases, **kw)
+            for attr in [a for a in vars(cls) if a.startswith("test_") and a != "test_one"]:
+                delattr(cls, attr)
+            return cls
+
+        builtins.__build_class__ = _strip
+        '''),
+    # the grader's filesystem patched: pytest's JUnit writer, lab's folders, the report folder
+    "grader-filesystem-patched": textwrap.dedent('''\
+        import glob
+        _seen = []
+        for target in glob.glob("/usr/lib/python3/dist-packages/_pytest/junitxml.py") + [
+                "/usr/bin/timeout", "/opt/lab/planted", "/etc/passwd", "/lab/report/exit", "/task/check.sh"]:
+            try:
+                with open(target, "a") as f:
+                    f.write("# planted")
+                _seen.append(f"PLANTED {target}")
+            except OSError as exc:
+                _seen.append(f"REFUSED {target} {exc.strerror}")
+
+        def double(number):
+            raise RuntimeError(" | ".join(_seen))  # shown in the test output
+        '''),
+    # a process that outlives the tests and writes a perfect report, canaries included, after the runner ends
+    "report-forged-after-exit": WRONG + textwrap.dedent('''\
+        import os, re, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                names = re.findall(r"def (test_\\w+)", open("/work/hello_test.py").read())
+                while not os.path.exists("/tmp/lab-out/report.xml"):
+                    time.sleep(0.01)
+                time.sleep(0.2)
+                cases = "".join(f'<testcase classname="hello_test.HelloTest" name="{n}"/>' for n in names)
+                for _ in range(500):
+                    try:
+                        open("/tmp/lab-out/report.xml", "w").write(f"<testsuite>{cases}</testsuite>")
+                        open("/tmp/lab-out/exit", "w").write("0")
+                    except OSError:
+                        pass
+                    time.sleep(0.01)
+            os._exit(0)
+        '''),
+}
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory, grader_image):
+    """The fixture's python-hello task, rendered and proven (its reference's test ids recorded)."""
+    from rules import aider
+    from rules.config import Limits
+    from rules.files import write_atomic
+    from rules.prove import prove
+
+    base = tmp_path_factory.mktemp("honest-python")
+    up = make_upstream(base / "up", only=["python/hello"])
+    ex = aider.discover(up, ["python"])[0]
+    r = aider.render(ex)
+    for rel, (data, mode) in r.task_files.items():
+        write_atomic(base / "task" / rel, data, mode)
+    for rel, (data, mode) in r.answer_files.items():
+        write_atomic(base / "answer" / rel, data, mode)
+    limits = Limits(cpus=1, memory=1024**3, pids=256, timeout=120)
+    proof = prove(base / "task", base / "answer", image=grader_image, limits=limits, meta=r.meta,
+                  cache_volume="lab-cache-test", retry_pause=0)
+    assert proof["status"] == "kept", proof
+    return base, proof, limits, grader_image
+
+
+def grade_solution(proven, name: str, solution: str):
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+
+    base, proof, limits, image = proven
+    work = base / "work" / name
+    lay_work_tree(base / "task", work)
+    (work / "hello.py").write_text(solution)
+    return grade(base / "task", work, image=image, limits=limits, expected=proof["tests"],
+                 log_path=base / "logs" / f"{name}.log")
+
+
+def test_the_proof_records_the_reference_test_ids(proven):
+    _, proof, _, _ = proven
+    assert proof["tests"] == ["hello_test.HelloTest::test_one", "hello_test.HelloTest::test_three",
+                              "hello_test.HelloTest::test_two"]
+    assert proof["reference"]["verdict"] == "pass" and proof["stub"]["verdict"] == "fail"
+
+
+def test_the_reference_passes_again_with_fresh_canaries(proven):
+    from rules.files import read_json
+
+    base, *_ = proven
+    g = grade_solution(proven, "reference", (base / "answer" / "hello.py").read_text())
+    assert (g.verdict, g.ran, g.passed_tests) == ("pass", 3, 3), g.output[-2000:]
+    assert not any(tok in g.output for tok in ("kfail", "def test_k")), "canary lines are scrubbed"
+    assert read_json(base / "task" / "task.json")["report"] == "junit"
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_a_forged_verdict_is_never_a_pass(proven, name):
+    g = grade_solution(proven, name, FORGERIES[name])
+    assert g.verdict in ("fail", "tampered") and not g.passed, g.output[-3000:]
+    expect = {"report-rewritten-at-exit": "tampered", "assertions-swapped": "tampered",
+              "runner-internals-patched": "tampered"}
+    if name in expect:
+        assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
+    if name == "grader-filesystem-patched":
+        assert "PLANTED" not in g.output and g.output.count("REFUSED") >= 5, g.output[-3000:]
+    if name == "tests-unregistered":
+        assert "not reported" in " ".join(g.evidence)
+
+
+def test_a_process_left_holding_the_output_does_not_keep_the_grading_open(proven):
+    lingering = WRONG + "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n    os._exit(0)\n"
+    g = grade_solution(proven, "lingering", lingering)
+    assert g.verdict == "fail" and not g.timed_out and g.seconds < 60, (g.seconds, g.evidence)
