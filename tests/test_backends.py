@@ -223,10 +223,12 @@ def ray_cluster():
     """Ray's in-process test cluster: head ``a`` and node ``b``, one CPU each, on 127.0.0.1 only, token
     authentication on, usage stats off, its files in a private temp folder. Yields (cluster, node b, env for
     the drivers, temp folder). Stopped by its own processes, and checked gone, even when a test fails."""
-    pytest.importorskip("ray", reason="Ray is not installed: `pip install -e '.[test,ray]'` (.ci/setup does)")
-    from ray.cluster_utils import Cluster
+    import importlib.util
 
     from rules.sandbox import _process_start
+
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed: `pip install -e '.[test,ray]'` (.ci/setup does)")
 
     tmp = tempfile.mkdtemp(prefix="lab-ray-", dir="/tmp")  # short: Ray's socket paths must stay < 108 bytes
     env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
@@ -234,7 +236,9 @@ def ray_cluster():
            # one machine: Ray binds to 127.0.0.1 (and reads it as such) only in its single-host mode
            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    os.environ.update(env)  # before Ray is imported: it reads its settings once
+    from ray.cluster_utils import Cluster
+
     c = None
     pids: list[int] = []
     try:
