@@ -6,7 +6,8 @@ in one run.
 Builds a throwaway lab home with N tiny Python tasks (benchmarks/trial_overhead.py's), the grader and noop
 images through doit, and a Ray test cluster on this machine (two nodes of one CPU each, 127.0.0.1 only, token
 authentication on; stopped by its own processes). Then runs every task once through each backend, one trial at
-a time, through ``rules.backends.run_through`` (what ``doit eval`` calls): the trial's own seconds
+a time, through ``rules.backends.run_through`` (what ``doit eval`` calls), and once through ``run_trial`` alone
+(``direct``: no seam): the trial's own seconds
 (``result["seconds"]``: containers, setup, grading, on the node) and the wall seconds around it. The
 difference is the backend's overhead per trial: packing the task, sending the spec, placing the Ray task,
 laying and removing the node's scratch, returning the files, writing the record. Also the round trip of an
@@ -23,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -32,12 +34,13 @@ sys.path.insert(0, str(PROJECT / "tests"))
 
 
 def trials(home: Path, tasks: list[str], backend: str, address: str | None, run: str) -> list[dict]:
-    """Each task once through ``backend``, serially: wall, inside (the trial's own seconds) and overhead."""
+    """Each task once through ``backend`` ("direct": ``run_trial`` itself, no seam), serially: wall, inside
+    (the trial's own seconds) and overhead."""
     from rules import images
     from rules.agents import load_agents
-    from rules.backends import get_backend, run_through
+    from rules.backends import run_through
     from rules.config import Limits
-    from rules.trial import Trial
+    from rules.trial import Trial, run_trial
 
     agent = load_agents(home / "evals" / "agents.toml")["noop"]
     tier = home / "evals" / "aider"
@@ -47,12 +50,15 @@ def trials(home: Path, tasks: list[str], backend: str, address: str | None, run:
                   scratch=home / ".lab" / "unused", agent_image=agent.tag(images.GRADER), grader_image=images.GRADER,
                   grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=120), tries=1, run=run)
         t0 = time.monotonic()
-        r = run_through(t, backend, address, environ={})
+        if backend == "direct":
+            r = run_trial(replace(t, scratch=home / ".lab" / "bench" / task), environ={})
+            r["backend"] = {"node": "-"}
+        else:
+            r = run_through(t, backend, address, environ={})
         wall = time.monotonic() - t0
         assert r["status"] == "fail", r  # the stub fails: one try, graded once
         rows.append({"wall": wall, "inside": r["seconds"], "overhead": wall - r["seconds"],
                      "node": r["backend"]["node"]})
-    get_backend(backend, address, {})  # opened on the first trial (its node check is not a trial's cost)
     return rows
 
 
@@ -90,14 +96,15 @@ def main() -> None:
         cluster.wait_for_nodes()
         print(f"Ray cluster of 2 nodes started in {time.monotonic() - t0:.1f} s at {cluster.address}")
         out = {"tasks": len(tasks)}
-        for backend, address in (("local", None), ("ray", cluster.address)):
+        for backend, address in (("direct", None), ("local", None), ("ray", cluster.address)):
             t0 = time.monotonic()
             rows = trials(home, tasks, backend, address, f"noop-{backend}")
             s = summary(rows)
+            s["first_overhead"] = round(rows[0]["overhead"], 3)  # opens the backend: node check, worker start
             out[backend] = s
             print(f"{backend}: {len(rows)} trials in {time.monotonic() - t0:.1f} s; per trial (median, first left "
                   f"out) wall {s['wall']:.3f} s = inside {s['inside']:.3f} s + overhead {s['overhead']:.3f} s "
-                  f"(max {s['overhead_max']:.3f} s); nodes {', '.join(s['nodes'])}")
+                  f"(max {s['overhead_max']:.3f} s; the first {s['first_overhead']:.3f} s); nodes {', '.join(s['nodes'])}")
 
         @ray.remote(num_cpus=1)
         def empty():
@@ -108,7 +115,9 @@ def main() -> None:
         for _ in range(50):
             ray.get(empty.remote())
         out["ray_empty_task"] = round((time.monotonic() - t0) / 50, 4)
+        out["seam_per_trial"] = round(out["local"]["overhead"] - out["direct"]["overhead"], 3)
         out["ray_extra_per_trial"] = round(out["ray"]["overhead"] - out["local"]["overhead"], 3)
+        print(f"the seam (pack, copy back, write) costs {out['seam_per_trial']:.3f} s per trial over run_trial")
         print(f"an empty Ray task's round trip: {out['ray_empty_task'] * 1000:.1f} ms; the Ray backend adds "
               f"{out['ray_extra_per_trial']:.3f} s per trial to the local backend's overhead; for 10,000 trials "
               f"that is {out['ray_extra_per_trial'] * 10000 / 3600:.2f} h of driver time if run one at a time, "

@@ -33,7 +33,6 @@ import os
 import shutil
 import socket
 import tarfile
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -63,7 +62,8 @@ class TrialSpec:
     ``task_files``: the task folder as an uncompressed tar (``pack_folder``); ``task``: its name; ``run``,
     ``repeat``: where the record goes in the driver's run folder; ``images``: the driver's image ids
     ``{"agent": id, "grader": id}`` (what the node check compares); ``lab_version``: ``lab_version()`` on the
-    driver; ``env``: the driver's values of the variables the agent passes through (``env`` and
+    driver; ``origin``: 12 hex digits of the SHA-256 of the driver's host name and trial folder (so two
+    drivers never share a node's scratch folder, and one trial always gets the same one); ``env``: the driver's values of the variables the agent passes through (``env`` and
     ``env_optional``), the only secrets; left out of repr, never written anywhere."""
 
     agent: Agent
@@ -77,6 +77,7 @@ class TrialSpec:
     grade_limits: Limits
     images: dict
     lab_version: str
+    origin: str = ""  # a digest naming the driver's trial folder: one trial, one scratch folder on a node
     env: dict = field(default_factory=dict, repr=False)
 
     def resources(self) -> tuple[float, int]:
@@ -165,19 +166,21 @@ def scratch_root() -> Path:
 
 
 def execute(spec: TrialSpec) -> TrialRecord:
-    """Run the trial ``spec`` here: lay the task, a record folder and the scratch in a fresh folder below
-    ``scratch_root()``, run ``rules.trial.run_trial`` against this machine's engine (with ``spec.env`` as the
+    """Run the trial ``spec`` here: lay the task, a record folder and the scratch in the trial's folder below
+    ``scratch_root()`` (``<run>/<task>[@k].<origin>``), run ``rules.trial.run_trial`` against this machine's engine (with ``spec.env`` as the
     only environment the agent's variables come from), and return its record. The folder is removed after.
     A trial that cannot run gives a result with status ``error`` (run_trial's rules); raises BackendError
     only when this lab is another version than the driver's."""
     if spec.lab_version != lab_version():
         raise BackendError(f"node {node_name()} runs lab {lab_version()}, the driver {spec.lab_version}: "
                            "install the driver's lab there")
-    root = scratch_root()
-    root.mkdir(parents=True, exist_ok=True)
-    base = Path(tempfile.mkdtemp(prefix=f"{spec.run}.{trial_folder(spec.task, spec.repeat)}.", dir=root))
+    # one folder per trial (and driver): what a killed run left here is wiped by the trial's next run (its
+    # disk-capped scratch is unmounted by rules.disk), as the local scratch always was
+    base = scratch_root() / spec.run / f"{trial_folder(spec.task, spec.repeat)}.{spec.origin or 'local'}"
     try:
-        task_dir, record_dir = base / spec.task, base / "record"
+        task_dir, record_dir = base / "task" / spec.task, base / "record"
+        shutil.rmtree(base / "task", ignore_errors=True)
+        shutil.rmtree(record_dir, ignore_errors=True)
         unpack_folder(spec.task_files, task_dir)
         t = Trial(agent=spec.agent, task_dir=task_dir, run_dir=record_dir, scratch=base / "scratch",
                   agent_image=spec.agent_image, grader_image=spec.grader_image, grade_limits=spec.grade_limits,
@@ -192,7 +195,8 @@ def execute(spec: TrialSpec) -> TrialRecord:
                     files[rel] = p.read_bytes()
         return TrialRecord(result=result, files=files, node=node_name())
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not os.path.ismount(base / "scratch"):  # run_trial unmounted it; else leave it to the next run
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def node_report(images: Mapping[str, str]) -> dict:
@@ -248,10 +252,12 @@ def make_spec(t: Trial, images: Mapping[str, str], environ: Mapping[str, str] = 
     """The ``TrialSpec`` of ``t`` (on the driver): the task folder packed, the agent's passed-through
     variables' values from ``environ``, the driver's image ids ``images`` ({"agent": id, "grader": id})."""
     names = t.agent.env + t.agent.env_optional
+    origin = hashlib.sha256(f"{socket.gethostname()}\0{Path(t.run_dir).resolve()}".encode()).hexdigest()[:12]
     return TrialSpec(agent=t.agent, task=t.task_dir.name, task_files=pack_folder(t.task_dir),
                      run=t.run or t.agent.run, repeat=t.repeat, tries=t.tries, agent_image=t.agent_image,
                      grader_image=t.grader_image, grade_limits=t.grade_limits, images=dict(images),
-                     lab_version=lab_version(), env={n: environ[n] for n in names if environ.get(n)})
+                     lab_version=lab_version(), origin=origin,
+                     env={n: environ[n] for n in names if environ.get(n)})
 
 
 def write_record(run_dir: Path, record: TrialRecord, backend: str) -> dict:
@@ -445,15 +451,25 @@ def get_backend(name: str, address: str | None, images: Mapping[str, str]) -> Ba
     return found
 
 
+_ids: dict[str, str] = {}
+
+
+def _image_id(tag: str) -> str:
+    """The driver's id of image ``tag`` ("" when missing), looked up once per process: the nodes are checked
+    against it once, and each result records the ids its trial really used."""
+    if tag not in _ids:
+        _ids[tag] = sandbox.image_id_quick(tag) or ""
+    return _ids[tag]
+
+
 def run_through(t: Trial, backend: str = "local", address: str | None = None,
                 environ: Mapping[str, str] = os.environ) -> dict:
     """Run trial ``t`` through ``backend`` and write its record to ``t.run_dir`` (``write_record``); returns
-    the result. The driver's image ids are looked up here; a trial whose executor never answers (a node lost
+    the result. The driver's image ids are looked up here (once per process); a trial whose executor never answers (a node lost
     twice, the cluster gone) gets an ``error`` result (infrastructure). Raises BackendError when the backend
     cannot open, AgentError when a required variable is missing."""
     t.agent.environment(environ)  # a missing variable stops here, before anything is sent
-    images = {t.agent_image: sandbox.image_id_quick(t.agent_image) or "",
-              t.grader_image: sandbox.image_id_quick(t.grader_image) or ""}
+    images = {tag: _image_id(tag) for tag in (t.agent_image, t.grader_image)}
     b = get_backend(backend, address, images)
     spec = make_spec(t, {"agent": images[t.agent_image], "grader": images[t.grader_image]}, environ)
     try:
