@@ -43,7 +43,7 @@ from rules import sandbox
 from rules.agents import Agent
 from rules.config import STATE, TEMPLATES, Limits
 from rules.files import read_json, replace_tree, sha256_bytes, write_atomic, write_json
-from rules.trial import Trial, _now, printable, run_trial, trial_folder
+from rules.trial import TRIAL_FORMAT, Trial, _now, printable, run_trial, trial_folder
 
 BACKENDS = ("local", "ray")
 RECORD_FORMAT = 1  # version of TrialSpec / TrialRecord (the driver and the nodes run the same lab anyway)
@@ -285,7 +285,7 @@ def error_result(t: Trial, message: str, backend: str, node: str = "") -> dict:
     status ``error``, ``error_kind`` "infrastructure" (retried by the next run), no tries."""
     meta = read_json(t.task_dir / "task.json") or {}
     now = _now()
-    return {"version": 2, "tier": meta.get("tier"), "task": meta.get("task", t.task_dir.name),
+    return {"version": TRIAL_FORMAT, "tier": meta.get("tier"), "task": meta.get("task", t.task_dir.name),
             "language": meta.get("language"), "exercise": meta.get("exercise"), "agent": t.agent.name,
             "run": t.run or t.agent.run, "settings": dict(t.agent.values), "label": t.agent.label,
             "repeat": t.repeat, "status": "error", "passed_try": None, "tries": [], "tries_allowed": t.tries,

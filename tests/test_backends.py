@@ -136,6 +136,50 @@ def test_the_node_check_names_each_node_that_cannot_serve_and_the_fix():
     assert "no Docker engine" in problems[3]
 
 
+class FakeBackend:
+    """A backend whose executor returns ``record`` or raises ``error`` (no Docker, no cluster)."""
+
+    name = "fake"
+
+    def __init__(self, record=None, error=None):
+        self.record, self.error = record, error
+
+    def submit(self, spec):
+        import concurrent.futures
+
+        f = concurrent.futures.Future()
+        f.set_exception(self.error) if self.error else f.set_result(self.record(spec))
+        return f
+
+
+def test_a_trial_whose_executor_never_answers_is_an_infrastructure_error(tmp_path, monkeypatch):
+    from rules import backends
+    from rules.trial import trial_state
+
+    t, _ = spec_for(tmp_path)
+    monkeypatch.setattr(backends, "_image_id", lambda tag: "sha256:x")
+    monkeypatch.setattr(backends, "get_backend", lambda *a: FakeBackend(error=RuntimeError("node 9 died, twice")))
+    r = backends.run_through(t, "fake", environ={"LAB_TEST_API_KEY": SECRET})
+    assert (r["status"], r["error_kind"], r["backend"]["name"]) == ("error", "infrastructure", "fake")
+    assert "node 9 died, twice" in r["error"] and r["tries"] == [] and r["task"] == "python-hello"
+    assert json.loads((t.run_dir / "result.json").read_text()) == r
+    assert trial_state(r, t, "sha256:x") == "rerun", "the next run redoes it"
+
+
+def test_a_record_from_a_node_that_saw_another_trial_is_not_counted(tmp_path, monkeypatch):
+    from rules import backends
+
+    t, _ = spec_for(tmp_path)
+    monkeypatch.setattr(backends, "_image_id", lambda tag: "sha256:x")
+    other = {**t.run_key(), "task_digest": "0" * 64}
+    record = lambda spec: backends.TrialRecord(result={"status": "pass", "key": {"run": other}, "error": None},
+                                               files={"agent-1.log": b"ok"}, node="b")
+    monkeypatch.setattr(backends, "get_backend", lambda *a: FakeBackend(record=record))
+    r = backends.run_through(t, "fake", environ={"LAB_TEST_API_KEY": SECRET})
+    assert (r["status"], r["error_kind"]) == ("error", "infrastructure") and "node b saw another trial" in r["error"]
+    assert r["backend"] == {"name": "fake", "node": "b"}
+
+
 def test_backend_variables_are_known_and_checked(lab_home):
     from rules.agents import LAB_VARIABLES
 
