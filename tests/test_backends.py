@@ -122,6 +122,8 @@ def test_the_node_check_names_each_node_that_cannot_serve_and_the_fix():
     want = {"lab/grader:latest": "sha256:" + "1" * 64, "lab/agent-noop:latest": "sha256:" + "2" * 64}
     good = {"node": "a", "host": "h1", "lab_version": "0.1.0+abc", "engine": "", "images": dict(want)}
     assert check_reports([good], want, "0.1.0+abc") == []
+    assert check_reports([{**good, "images": {}}], {t: "" for t in want}, "0.1.0+abc") == [], \
+        "an image missing here too is each trial's error, as in a local run"
     bad = [good,
            {**good, "node": "b", "images": {**want, "lab/grader:latest": None}},
            {**good, "node": "c", "images": {**want, "lab/agent-noop:latest": "sha256:" + "3" * 64}},
