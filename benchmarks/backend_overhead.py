@@ -104,7 +104,8 @@ def main() -> None:
             out[backend] = s
             print(f"{backend}: {len(rows)} trials in {time.monotonic() - t0:.1f} s; per trial (median, first left "
                   f"out) wall {s['wall']:.3f} s = inside {s['inside']:.3f} s + overhead {s['overhead']:.3f} s "
-                  f"(max {s['overhead_max']:.3f} s; the first {s['first_overhead']:.3f} s); nodes {', '.join(s['nodes'])}")
+                  f"(max {s['overhead_max']:.3f} s; the first {s['first_overhead']:.3f} s); "
+                  f"nodes {', '.join(s['nodes'])}")
 
         @ray.remote(num_cpus=1)
         def empty():

@@ -57,13 +57,12 @@ class BackendError(Exception):
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """What a node needs to run one trial, as picklable data with no host path.
-
-    ``task_files``: the task folder as an uncompressed tar (``pack_folder``); ``task``: its name; ``run``,
-    ``repeat``: where the record goes in the driver's run folder; ``images``: the driver's image ids
-    ``{"agent": id, "grader": id}`` (what the node check compares); ``lab_version``: ``lab_version()`` on the
-    driver; ``origin``: 12 hex digits of the SHA-256 of the driver's host name and trial folder (so two
-    drivers never share a node's scratch folder, and one trial always gets the same one); ``env``: the driver's values of the variables the agent passes through (``env`` and
+    """What a node needs to run one trial, as picklable data with no host path. ``task_files``: the task folder as an
+    uncompressed tar (``pack_folder``); ``task``: its name; ``run``, ``repeat``: where the record goes in the
+    driver's run folder; ``images``: the driver's image ids ``{"agent": id, "grader": id}`` (what the node check
+    compares); ``lab_version``: ``lab_version()`` on the driver; ``origin``: 12 hex digits of the SHA-256 of the
+    driver's host name and trial folder (so two drivers never share a node's scratch folder, and one trial always
+    gets the same one); ``env``: the driver's values of the variables the agent passes through (``env`` and
     ``env_optional``), the only secrets; left out of repr, never written anywhere."""
 
     agent: Agent
@@ -167,10 +166,10 @@ def scratch_root() -> Path:
 
 def execute(spec: TrialSpec) -> TrialRecord:
     """Run the trial ``spec`` here: lay the task, a record folder and the scratch in the trial's folder below
-    ``scratch_root()`` (``<run>/<task>[@k].<origin>``), run ``rules.trial.run_trial`` against this machine's engine (with ``spec.env`` as the
-    only environment the agent's variables come from), and return its record. The folder is removed after.
-    A trial that cannot run gives a result with status ``error`` (run_trial's rules); raises BackendError
-    only when this lab is another version than the driver's."""
+    ``scratch_root()`` (``<run>/<task>[@k].<origin>``), run ``rules.trial.run_trial`` against this machine's engine
+    (with ``spec.env`` as the only environment the agent's variables come from), and return its record. The folder
+    is removed after. A trial that cannot run gives a result with status ``error`` (run_trial's rules); raises
+    BackendError only when this lab is another version than the driver's."""
     if spec.lab_version != lab_version():
         raise BackendError(f"node {node_name()} runs lab {lab_version()}, the driver {spec.lab_version}: "
                            "install the driver's lab there")
@@ -464,10 +463,10 @@ def _image_id(tag: str) -> str:
 
 def run_through(t: Trial, backend: str = "local", address: str | None = None,
                 environ: Mapping[str, str] = os.environ) -> dict:
-    """Run trial ``t`` through ``backend`` and write its record to ``t.run_dir`` (``write_record``); returns
-    the result. The driver's image ids are looked up here (once per process); a trial whose executor never answers (a node lost
-    twice, the cluster gone) gets an ``error`` result (infrastructure). Raises BackendError when the backend
-    cannot open, AgentError when a required variable is missing."""
+    """Run trial ``t`` through ``backend`` and write its record to ``t.run_dir`` (``write_record``); returns the
+    result. The driver's image ids are looked up here (once per process); a trial whose executor never answers (a
+    node lost twice, the cluster gone) gets an ``error`` result (infrastructure). Raises BackendError when the
+    backend cannot open, AgentError when a required variable is missing."""
     t.agent.environment(environ)  # a missing variable stops here, before anything is sent
     images = {tag: _image_id(tag) for tag in (t.agent_image, t.grader_image)}
     b = get_backend(backend, address, images)
@@ -478,8 +477,8 @@ def run_through(t: Trial, backend: str = "local", address: str | None = None,
         raise
     except Exception as exc:  # noqa: BLE001 - Ray's errors for a lost node or worker, after its retry
         msg = str(exc).strip().splitlines()
-        result = error_result(t, f"the trial's {b.name} executor did not answer: {(msg[-1] if msg else repr(exc))[:300]}",
-                              b.name)
+        why = (msg[-1] if msg else repr(exc))[:300]
+        result = error_result(t, f"the trial's {b.name} executor did not answer: {why}", b.name)
         write_record(t.run_dir, TrialRecord(result=result, files={}, node=""), b.name)
         return read_json(t.run_dir / "result.json")
     key = record.result.get("key") or {}

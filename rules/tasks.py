@@ -3,9 +3,9 @@
 Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
 elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
 variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
-``tries=``, ``repeat=``, ``suite=``, ``backend=``, ``cluster=``, and the agents' settings such as ``model=``) are read here with
-``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the command with the list
-of known ones (doit itself would silently ignore it).
+``tries=``, ``repeat=``, ``suite=``, ``backend=``, ``cluster=``, and the agents' settings such as ``model=``)
+are read here with ``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the
+command with the list of known ones (doit itself would silently ignore it).
 """
 from __future__ import annotations
 
@@ -411,9 +411,11 @@ def _backend() -> tuple[str, str | None]:
     name = get_var("backend", "local")
     cluster = get_var("cluster") or os.environ.get("RAY_ADDRESS") or None
     if name not in BACKENDS:
-        raise SystemExit(f"backend={name}: unknown; give one of {', '.join(BACKENDS)} (README.md, Running on a cluster)")
+        raise SystemExit(f"backend={name}: unknown; give one of {', '.join(BACKENDS)} "
+                         "(README.md, Running on a cluster)")
     if name == "ray" and not cluster:
-        raise SystemExit("backend=ray needs cluster=HOST:PORT, the head node's address (README.md, Running on a cluster)")
+        raise SystemExit("backend=ray needs cluster=HOST:PORT, the head node's address "
+                         "(README.md, Running on a cluster)")
     return name, cluster if name != "local" else None
 
 
