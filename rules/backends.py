@@ -12,7 +12,8 @@ The local backend runs that same path in the calling thread, so the ordinary Doc
 
 Before the first trial every node is checked once (``check_nodes``): its engine answers, the grader and the
 agent image are there with the driver's ids, lab is the same version; a node that fails is named with the fix.
-Containers a dead trial left behind are removed on every node (``sandbox.cleanup`` run there).
+Containers a dead trial left behind are removed on every node (``sandbox.cleanup`` run there), and so are
+its scratch folders (``clean_scratch``).
 
 Ray (``pip install 'lab[ray]'``): each trial is one Ray task asking for the CPUs and memory its limits need
 (the larger of the agent's and the grader's), re-run once on another node when its node dies
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping
 
-from rules import sandbox
+from rules import disk, sandbox
 from rules.agents import Agent
 from rules.config import STATE, TEMPLATES, Limits
 from rules.files import read_json, replace_tree, sha256_bytes, write_atomic, write_json
@@ -180,6 +181,7 @@ def execute(spec: TrialSpec) -> TrialRecord:
         task_dir, record_dir = base / "task" / spec.task, base / "record"
         shutil.rmtree(base / "task", ignore_errors=True)
         shutil.rmtree(record_dir, ignore_errors=True)
+        write_json(base / OWNER, sandbox.run_labels())  # who runs here: clean_scratch tells a dead one
         unpack_folder(spec.task_files, task_dir)
         t = Trial(agent=spec.agent, task_dir=task_dir, run_dir=record_dir, scratch=base / "scratch",
                   agent_image=spec.agent_image, grader_image=spec.grader_image, grade_limits=spec.grade_limits,
@@ -198,12 +200,34 @@ def execute(spec: TrialSpec) -> TrialRecord:
             shutil.rmtree(base, ignore_errors=True)
 
 
+OWNER = ".owner.json"  # in a trial's scratch folder: the run labels of the process running it
+
+
+def clean_scratch(root: Path | None = None) -> int:
+    """Remove the trial folders below ``root`` (default ``scratch_root()``) whose executor is provably gone
+    (its run labels in ``.owner.json``, judged as ``sandbox.cleanup`` judges containers), unmounting a
+    disk-capped scratch left mounted. Returns how many were removed."""
+    root = Path(root or scratch_root())
+    removed = 0
+    for owner in sorted(root.glob(f"*/*/{OWNER}")):
+        labels = read_json(owner, {})
+        if not isinstance(labels, dict) or sandbox._alive(labels):
+            continue
+        base = owner.parent
+        if os.path.ismount(base / "scratch"):
+            disk._umount(base / "scratch")
+        shutil.rmtree(base, ignore_errors=True)
+        removed += 1
+    return removed
+
+
 def node_report(images: Mapping[str, str]) -> dict:
     """What the node check needs from this node: ``{"node", "lab_version", "engine" ("" when it answers, else
     why not), "images" {tag: id or None}, "toolchains" {tag: the lab.toolchains label}, "cleaned" (containers
-    of dead trials removed here), "host"}``. ``images``: the tags to look up."""
+    of dead trials removed here), "scratch_cleaned" (their scratch folders), "host"}``. ``images``: the tags to
+    look up."""
     out = {"node": node_name(), "host": socket.gethostname(), "lab_version": lab_version(), "engine": "",
-           "images": {}, "toolchains": {}, "cleaned": 0}
+           "images": {}, "toolchains": {}, "cleaned": 0, "scratch_cleaned": clean_scratch()}
     try:
         sandbox.client()
         out["cleaned"] = sandbox.cleanup(only_dead_owners=True)

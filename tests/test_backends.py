@@ -182,6 +182,23 @@ def test_a_record_from_a_node_that_saw_another_trial_is_not_counted(tmp_path, mo
     assert r["backend"] == {"name": "fake", "node": "b"}
 
 
+def test_scratch_folders_of_dead_executors_are_removed_and_live_ones_kept(tmp_path):
+    from rules.backends import OWNER, clean_scratch
+    from rules.files import write_json
+    from rules.sandbox import run_labels
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    here = run_labels()
+    for name, labels in (("gone", {**here, "lab.pid": str(dead.pid)}), ("live", here)):
+        base = tmp_path / "noop" / f"python-{name}.0123456789ab"
+        (base / "scratch" / "work").mkdir(parents=True)
+        write_json(base / OWNER, labels)
+    (tmp_path / "noop" / "python-older").mkdir()  # no owner file: not provably gone, left alone
+    assert clean_scratch(tmp_path) == 1
+    assert sorted(p.name for p in (tmp_path / "noop").iterdir()) == ["python-live.0123456789ab", "python-older"]
+
+
 def test_backend_variables_are_known_and_checked(lab_home):
     from rules.agents import LAB_VARIABLES
 
@@ -391,3 +408,7 @@ def test_a_node_removed_mid_run_still_gives_every_result(homes, ray_cluster):
         sandbox.cleanup(only_dead_owners=True)  # what the next run's node check does on every node
         time.sleep(1)
     assert lab_containers(**{"lab.agent": "nap"}) == [], "the dead trial's container is cleaned"
+    from rules.backends import clean_scratch, scratch_root
+
+    clean_scratch()  # the node check does this on every node too
+    assert not list((scratch_root() / "nap").glob("*")), "no scratch folder left"
