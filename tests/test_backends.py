@@ -328,6 +328,24 @@ def ray_cluster():
         assert not left, f"Ray processes left running: {left}"
 
 
+def node_containers(agent: str, tmp: Path) -> list[str]:
+    """The containers of ``agent`` started by a process of this test cluster (its environment holds the
+    cluster's RAY_TMPDIR; other helpers on a shared engine may run an agent of the same name)."""
+    out = subprocess.run(["docker", "ps", "-a", "--filter", f"label=lab.agent={agent}", "--format",
+                          '{{.ID}} {{.Label "lab.pid"}}'], capture_output=True, text=True).stdout.split("\n")
+    mine = []
+    for line in filter(None, out):
+        cid, _, pid = line.partition(" ")
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:  # its owner is gone: counted (a dead trial of ours would be)
+            mine.append(cid)
+            continue
+        if f"RAY_TMPDIR={tmp}".encode() in env:
+            mine.append(cid)
+    return mine
+
+
 def doit_on(home: Path, env: dict, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=home,
                           env={**env, "LAB_HOME": str(home)}, capture_output=True, text=True, timeout=timeout)
@@ -336,7 +354,7 @@ def doit_on(home: Path, env: dict, *args: str, timeout: float = 900) -> subproce
 @docker
 @cluster
 def test_a_noop_run_uses_both_nodes_and_gives_the_local_results(homes, ray_cluster):
-    c, _b, env, _tmp = ray_cluster
+    c, _b, env, tmp = ray_cluster
     local_home, home = homes
     proc = doit_on(home, env, "eval:noop", "backend=ray", f"cluster={c.address}", "jobs=4")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -354,7 +372,7 @@ def test_a_noop_run_uses_both_nodes_and_gives_the_local_results(homes, ray_clust
         folder = home / "evals" / "aider" / "runs" / "noop" / task
         assert sorted(p.name for p in folder.iterdir()) == sorted(
             p.name for p in (local_home / "evals" / "aider" / "runs" / "noop" / task).iterdir())
-    assert lab_containers(**{"lab.agent": "noop"}) == [], "no container left"
+    assert node_containers("noop", tmp) == [], "no container left"
     again = doit_on(home, env, "eval:noop", "backend=ray", f"cluster={c.address}", "jobs=4")
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert not [ln for ln in again.stdout.splitlines() if ln.startswith(".  eval:noop/")], "finished trials stay"
