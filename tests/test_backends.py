@@ -353,7 +353,7 @@ def doit_on(home: Path, env: dict, *args: str, timeout: float = 900) -> subproce
 
 @docker
 @cluster
-def test_a_noop_run_uses_both_nodes_and_gives_the_local_results(homes, ray_cluster):
+def test_a_noop_run_uses_both_nodes_and_gives_the_local_results(ray_cluster, homes):
     c, _b, env, tmp = ray_cluster
     local_home, home = homes
     proc = doit_on(home, env, "eval:noop", "backend=ray", f"cluster={c.address}", "jobs=4")
@@ -380,7 +380,7 @@ def test_a_noop_run_uses_both_nodes_and_gives_the_local_results(homes, ray_clust
 
 @docker
 @cluster
-def test_an_agent_key_reaches_the_node_but_no_file_or_log(homes, ray_cluster):
+def test_an_agent_key_reaches_the_node_but_no_file_or_log(ray_cluster, homes):
     c, _b, env, tmp = ray_cluster
     home = homes[1]
     proc = doit_on(home, {**env, "LAB_TEST_API_KEY": SECRET}, "eval:keyed/python-hello", "backend=ray",
@@ -396,7 +396,7 @@ def test_an_agent_key_reaches_the_node_but_no_file_or_log(homes, ray_cluster):
 
 @docker
 @cluster
-def test_a_node_removed_mid_run_still_gives_every_result(homes, ray_cluster):
+def test_a_node_removed_mid_run_still_gives_every_result(ray_cluster, homes):
     from rules import sandbox
 
     c, b, env, _tmp = ray_cluster
