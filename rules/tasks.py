@@ -3,9 +3,9 @@
 Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
 elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
 variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
-``tries=``, ``repeat=``, ``suite=``, and the agents' settings such as ``model=``) are read here with
-``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the command with the list
-of known ones (doit itself would silently ignore it).
+``tries=``, ``repeat=``, ``suite=``, ``backend=``, ``cluster=``, and the agents' settings such as ``model=``)
+are read here with ``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the
+command with the list of known ones (doit itself would silently ignore it).
 """
 from __future__ import annotations
 
@@ -399,14 +399,32 @@ def task_agent_image():
 
 
 def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
-           repeat: int, run: str):
+           repeat: int, run: str, backend: str = "local", cluster: str | None = None):
+    from rules.backends import BackendError
     from rules.trial import eval_trial
 
     try:
-        eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run)
-    except ConfigError as exc:
+        eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
+                   backend=backend, cluster=cluster)
+    except (ConfigError, BackendError) as exc:
         return TaskFailed(str(exc))
     return None
+
+
+def _backend() -> tuple[str, str | None]:
+    """Where trials run: ``backend=`` ("local", the default, or "ray") and ``cluster=HOST:PORT`` (needed by
+    ray; RAY_ADDRESS when not given)."""
+    from rules.backends import BACKENDS
+
+    name = get_var("backend", "local")
+    cluster = get_var("cluster") or os.environ.get("RAY_ADDRESS") or None
+    if name not in BACKENDS:
+        raise SystemExit(f"backend={name}: unknown; give one of {', '.join(BACKENDS)} "
+                         "(README.md, Running on a cluster)")
+    if name == "ray" and not cluster:
+        raise SystemExit("backend=ray needs cluster=HOST:PORT, the head node's address "
+                         "(README.md, Running on a cluster)")
+    return name, cluster if name != "local" else None
 
 
 def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
@@ -440,7 +458,8 @@ def _asked(basename: str) -> list[str]:
 def task_eval():
     """Run an agent over a tier's published tasks: ``eval:<run>`` (every trial), ``eval:<run>/<task>``
     (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
-    ``tries=N`` (default 2), ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...). A trial whose
+    ``tries=N`` (default 2), ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...), ``backend=ray
+    cluster=HOST:PORT`` (trials on a Ray cluster; ``jobs=N`` trials in flight). A trial whose
     result is an ``error`` runs again next time; one whose grading alone changed (check.sh, grader image,
     grading limits) is re-graded without the agent."""
     from rules import images
@@ -452,6 +471,7 @@ def task_eval():
     runs = _runs(tier, agents)
     tasks = _published(tier)
     tries, repeat = _whole("tries", TRIES), _whole("repeat", 1)
+    backend, cluster = _backend()
     since = time.time()
     files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
     settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})
@@ -474,7 +494,8 @@ def task_eval():
                 names.add(f"{run}/{folder}")
                 yield {
                     "name": f"{run}/{folder}",
-                    "actions": [(_trial, [tier, name, task, folders, since, tries, dict(agent.values), k, run])],
+                    "actions": [(_trial, [tier, name, task, folders, since, tries, dict(agent.values), k, run,
+                                          backend, cluster])],
                     "file_dep": files[task] + deps,
                     "task_dep": [f"agent_image:{name}"],
                     "targets": [result],

@@ -737,8 +737,6 @@ def summary_line(result: dict) -> str:
 
 # ---- one trial of a run, as the eval task runs it ----
 
-_cleaned: set[int] = set()
-
 
 def trial_folder(task: str, repeat: int = 1) -> str:
     """The trial's folder name in its run folder: ``<task>`` for repeat 1, ``<task>@<repeat>`` from 2 on."""
@@ -793,7 +791,8 @@ def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | N
 
 
 def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2,
-               settings: Mapping[str, str] | None = None, repeat: int = 1, run: str | None = None) -> dict:
+               settings: Mapping[str, str] | None = None, repeat: int = 1, run: str | None = None,
+               backend: str = "local", cluster: str | None = None) -> dict:
     """Run the trial of ``agent_name`` (with its ``settings`` values) on ``task`` of tier ``tier`` unless its
     stored result is current (``trial_state``); re-grade it without the agent when only the grading changed;
     print its line and the run's progress; return its result. When the run's last trial ends and most trials
@@ -803,9 +802,10 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
     ``repeat`` the repeat number (1-based), ``run`` the run id (None: ``rules.agents.run_id``). The record goes
     to ``<runs>/<run>/<task>`` (``<task>@<repeat>`` from repeat 2 on), beside the run's ``run.json``. ``tasks``
     (the run's trial folder names) and ``since`` (the run's start, epoch seconds) feed the progress line. The
-    first trial in a process removes containers left behind by runs that are provably gone. Raises AgentError
-    (unknown agent, missing variable or setting) and ConfigError; infrastructure failures give a result with
-    status ``error``.
+    trial runs through ``backend`` ("local", or "ray" at ``cluster``: rules.backends), whose first use in a
+    process checks its nodes and removes containers left behind by runs that are provably gone (re-grading
+    stays on this machine). Raises AgentError (unknown agent, missing variable or setting), ConfigError and
+    BackendError (a backend that cannot serve); infrastructure failures give a result with status ``error``.
     """
     t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
     agent, runs = t.agent, t.run_dir.parent
@@ -827,11 +827,9 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
             print(f"{folder}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
             return stored
     if result is None:
-        agent.environment()  # a missing variable stops the run here, before any container starts
-        if os.getpid() not in _cleaned:
-            sandbox.cleanup(only_dead_owners=True)
-            _cleaned.add(os.getpid())
-        result = run_trial(t)
+        from rules.backends import run_through  # backends builds on this module
+
+        result = run_through(t, backend, cluster)  # a missing variable stops it before anything starts
     print(summary_line(result) + (" (re-graded, the agent did not run)" if regraded else ""), flush=True)
     p = progress(runs, tasks, since)
     print(progress_line(t.run, p), flush=True)
