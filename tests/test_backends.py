@@ -245,12 +245,14 @@ def outcome(r: dict) -> tuple:
 def files_holding(root: Path, text: str) -> list[str]:
     needle = text.encode()
     found = []
-    for p in Path(root).rglob("*"):
-        try:
-            if p.is_file() and not p.is_symlink() and needle in p.read_bytes():
-                found.append(str(p))
-        except OSError:
-            pass
+    for folder, _dirs, names in os.walk(root):  # a folder that vanishes while walked is passed over
+        for name in names:
+            p = Path(folder) / name
+            try:
+                if p.is_file() and not p.is_symlink() and needle in p.read_bytes():
+                    found.append(str(p))
+            except OSError:
+                pass
     return found
 
 
