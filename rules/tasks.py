@@ -309,6 +309,46 @@ def task_agent_image():
         }
 
 
+def _build_service(agent_name: str, base_image: str) -> None:
+    from rules import images
+    from rules.agents import get_agent
+
+    try:
+        stamp = images.build_service(get_agent(agent_name).service, base_image)
+    except ConfigError as exc:
+        return TaskFailed(str(exc))
+    print(f"service image {stamp['image']} {stamp['id'][:19]} (built in {stamp['seconds']:.0f} s)")
+    return None
+
+
+def task_service_image():
+    """Build each service image agents declare (e.g. a local model server) FROM the Debian base image:
+    ``service_image:service-<name>-<digest>``; agents that declare the same service share one image."""
+    from rules import images
+
+    agents, _ = _agents()
+    base_image = load_suite("aider").base_image
+    seen = set()
+    for name, agent in agents.items():
+        service = agent.service
+        if service is None or service.stamp_name in seen:
+            continue
+        seen.add(service.stamp_name)
+        try:
+            template = [service.template_path()]
+        except ConfigError:
+            template = []  # the build action reports the missing template
+        yield {
+            "name": service.stamp_name,
+            "actions": [(_build_service, [name, base_image])],
+            "file_dep": template,
+            "targets": [images.stamp_path(service.stamp_name)],
+            "uptodate": [config_changed({"build": dict(service.build), "tag": service.tag(), "base_image": base_image}),
+                         lambda s=service.stamp_name: images.stamp_current(s)],
+            "doc": f"build the service image {service.tag()}",
+        }
+
+
 def _trial(tier: str, agent: str, task: str, tasks: list[str], since: float, tries: int):
     from rules.trial import eval_trial
 
@@ -342,6 +382,8 @@ def task_eval():
     runs = str(suite.runs_dir)
     for name, agent in agents.items():
         deps = [str(_definition_stamp(agent)), str(images.stamp_path(agent.stamp_name))]
+        if agent.service:  # the service's image (e.g. a model server) is built before the trials that use it
+            deps.append(str(images.stamp_path(agent.service.stamp_name)))
         for task in tasks:
             result = os.path.join(runs, name, task, "result.json")
             yield {

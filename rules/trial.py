@@ -14,6 +14,8 @@ work tree against the stub). Tier-agnostic: a task is a folder with ``task.json`
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -24,7 +26,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from rules import sandbox
 from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, try_usage
@@ -229,6 +231,28 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict) ->
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
 
 
+@contextlib.contextmanager
+def service_for(t: Trial, result: dict) -> Iterator[Trial]:
+    """Yield the trial to run: ``t`` itself, or, when its agent declares a service (``rules.services``), ``t``
+    with the agent's network set to the namespace of the service's container, started (and waited for) here
+    and removed on exit. Records ``result["service"]`` (``{"image", "id", "ready_seconds"}``) and the
+    service's output in ``service.log``. Raises SandboxError when the service does not come up."""
+    service = t.agent.service
+    if service is None:
+        yield t
+        return
+    log = t.run_dir / "service.log"
+    start = time.monotonic()
+    handle = sandbox.start_service(service.tag(), service.argv(), limits=service.limits, ready=service.probe(),
+                                   labels={"lab.agent": t.agent.name, "lab.task": str(result["task"])}, log_path=log)
+    result["service"] = {"image": service.tag(), "id": handle.image_id,
+                         "ready_seconds": round(time.monotonic() - start, 3)}
+    try:
+        yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network))
+    finally:
+        sandbox.stop(handle, log)
+
+
 def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     """Run trial ``t`` and write its record (see the module doc); returns the result (the ``result.json``
     data). An infrastructure failure (SandboxError, a failing setup.sh) gives status ``error`` with the
@@ -249,7 +273,8 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
         "toolchains": {},
     }
     try:
-        _run_tries(t, env, files, result)
+        with service_for(t, result) as t_in_service:
+            _run_tries(t_in_service, env, files, result)
     except (sandbox.SandboxError, TrialError) as exc:
         result["status"], result["error"] = "error", str(exc)
     finally:
