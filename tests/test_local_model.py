@@ -49,6 +49,18 @@ def test_aider_local_reaches_only_its_own_server_and_fetches_nothing_at_start():
     assert f"127.0.0.1:{service.port}/v1/models" in " ".join(service.probe())
 
 
+def test_aider_knows_the_served_model_so_it_fetches_no_price_list():
+    agent = load_agents(AGENTS)["aider-local"]
+    build, argv, served = dict(agent.build), agent.argv([]), agent.service.argv()
+    assert argv[argv.index("--model") + 1] == build["model"]
+    assert build["model"].split("/", 1)[1] == served[served.index("--model_alias") + 1]
+    assert build["context_tokens"] == served[served.index("--n_ctx") + 1]
+    text = agent.dockerfile("lab/grader:latest")
+    metadata = json.loads(text.split("printf '%s\\n' '")[1].split("'")[0])
+    assert metadata[build["model"]]["max_input_tokens"] == int(build["context_tokens"])
+    assert argv[argv.index("--model-metadata-file") + 1] == "/opt/lab/aider/model.metadata.json" in text
+
+
 def test_the_service_image_carries_the_model_checked_by_its_digest():
     service = load_agents(AGENTS)["aider-local"].service
     text = service.dockerfile("lab/base:bookworm")
@@ -216,6 +228,9 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
         assert r["usage"] and r["usage"]["tokens_sent"] > 0 and r["usage"]["tokens_received"] > 0, (task, logs.get(task))
         assert r["service"]["image"].startswith("lab/service-llama:")
         assert "Uvicorn running" in (runs / task / "service.log").read_text()
+        for log in runs.glob(f"{task}/agent-*.log"):  # nothing in aider tried to reach outside
+            text = log.read_text()
+            assert not [w for w in ("githubusercontent", "Failed to resolve", "NameResolutionError") if w in text], text
     assert lab_containers(**{"lab.agent": "aider-local"}) == []
     passed = sum(r["status"] == "pass" for r in results.values())
     tokens = sum(r["usage"]["tokens_sent"] + r["usage"]["tokens_received"] for r in results.values())
