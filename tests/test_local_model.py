@@ -159,7 +159,7 @@ def local_home(tmp_path_factory, grader_image) -> Path:
     home = tmp_path_factory.mktemp("local") / "home"
     make_tier(home)
     start = time.monotonic()
-    res = run_doit(home, "service_image", "agent_image:aider-local", "jobs=1", timeout=3600)
+    res = run_doit(home, "service_image", "agent_image:aider-local", "agent_image:noop", "jobs=1", timeout=3600)
     assert res.code == 0, doit_failure(res)
     print(f"\nimages for aider-local built or found current in {time.monotonic() - start:.0f} s")
     return home
