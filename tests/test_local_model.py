@@ -154,8 +154,8 @@ def doit_failure(res) -> str:
 
 @pytest.fixture(scope="module")
 def local_home(tmp_path_factory, grader_image) -> Path:
-    """A lab home with the fixture's Python tier and the shipped agents; the aider-local agent image and the
-    model server's image built through doit (timed: the build seconds go to stdout for the CI log)."""
+    """A lab home with the fixture's Python tier and the shipped agents; the model server's image and the
+    aider-local and noop agent images built through doit (timed: the seconds go to stdout for the CI log)."""
     home = tmp_path_factory.mktemp("local") / "home"
     make_tier(home)
     start = time.monotonic()
@@ -238,3 +238,4 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
           f"{sum(r['seconds'] for r in results.values()) / len(results):.0f} s and {tokens / len(results):.0f} "
           f"tokens per trial")
     assert res.code == 0, doit_failure(res)
+    assert "aider-local" in (local_home / "evals" / "aider" / "report.md").read_text()  # then `run` reports
