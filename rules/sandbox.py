@@ -330,6 +330,23 @@ def start_service(image: str, command: list[str], *, limits: Limits = Limits(), 
     return handle
 
 
+def _ended(container) -> str | None:
+    state = container.attrs.get("State", {})
+    if state.get("Status") in ("running", "created"):
+        return None
+    oom = ", killed for running out of memory" if state.get("OOMKilled") else ""
+    return f"exit code {state.get('ExitCode')}{oom}"
+
+
+def service_ended(handle: ServiceHandle) -> str | None:
+    """None while the service's container runs; else how it ended (e.g. ``"exit code 137, killed for running
+    out of memory"``, or ``"removed"``)."""
+    try:
+        return _ended(client().containers.get(handle.id))
+    except docker.errors.NotFound:
+        return "removed"
+
+
 def stop(handle: ServiceHandle, log_path: Path | None = None) -> str:
     """Remove the service container of ``handle`` (killing it) and return its output, capped at
     ``OUTPUT_CAP`` bytes (also written to ``log_path`` if given). A container already gone gives ""."""
@@ -337,6 +354,9 @@ def stop(handle: ServiceHandle, log_path: Path | None = None) -> str:
     try:
         container = client().containers.get(handle.id)
         output = _cap(container.logs(stdout=True, stderr=True) or b"")
+        ended = _ended(container)
+        if ended:
+            output += f"\n[lab: the service's container had stopped before it was removed: {ended}]\n"
         container.remove(force=True)
     except docker.errors.NotFound:
         pass

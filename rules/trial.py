@@ -236,7 +236,8 @@ def service_for(t: Trial, result: dict) -> Iterator[Trial]:
     """Yield the trial to run: ``t`` itself, or, when its agent declares a service (``rules.services``), ``t``
     with the agent's network set to the namespace of the service's container, started (and waited for) here
     and removed on exit. Records ``result["service"]`` (``{"image", "id", "ready_seconds"}``) and the
-    service's output in ``service.log``. Raises SandboxError when the service does not come up."""
+    service's output in ``service.log``. Raises SandboxError when the service does not come up, or stopped
+    before the tries were over (the agent did not have a fair chance: an infrastructure error)."""
     service = t.agent.service
     if service is None:
         yield t
@@ -249,6 +250,10 @@ def service_for(t: Trial, result: dict) -> Iterator[Trial]:
                          "ready_seconds": round(time.monotonic() - start, 3)}
     try:
         yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network))
+        ended = sandbox.service_ended(handle)
+        if ended:
+            raise sandbox.SandboxError(f"the service {service.tag()} stopped during the trial ({ended}); "
+                                       "its output is in service.log")
     finally:
         sandbox.stop(handle, log)
 

@@ -215,6 +215,31 @@ def test_a_service_that_never_answers_is_an_infrastructure_error_with_its_log(lo
 
 
 @docker
+def test_a_service_that_dies_during_the_trial_makes_it_an_infrastructure_error(local_home):
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, run_trial
+
+    agents = load_agents(local_home / "evals" / "agents.toml")
+    local = agents["aider-local"]
+    dying = dataclasses.replace(
+        local.service, command=("sh", "-c", "python3 -m http.server {port} --bind 127.0.0.1 & sleep 3; exit 3"),
+        ready=("python3", "-c", "import socket; socket.create_connection(('127.0.0.1', {port}), 2)"))
+    agent = dataclasses.replace(agents["noop"], name="dying-service", network="service", service=dying,
+                                command=("sleep", "6"))
+    tier = local_home / "evals" / "aider"
+    t = Trial(agent=agent, task_dir=tier / "tasks" / "python-hello", run_dir=tier / "runs" / agent.name / "python-hello",
+              scratch=local_home / ".lab" / "trials" / agent.name, agent_image=agents["noop"].tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=60), tries=1)
+    r = run_trial(t, environ={})
+    assert r["status"] == "error" and "stopped during the trial (exit code 3)" in r["error"], r
+    assert "[lab: the service's container had stopped before it was removed: exit code 3]" in (
+        t.run_dir / "service.log").read_text()
+    assert lab_containers(**{"lab.agent": agent.name}) == []
+
+
+@docker
 def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_home):
     start = time.monotonic()
     res = run_doit(local_home, "agent=aider-local", "jobs=1", timeout=3000)  # `doit run agent=aider-local`
