@@ -375,12 +375,14 @@ def cleanup(only_dead_owners: bool = True) -> int:
     """Remove containers lab started whose owning process is gone (a killed run leaves some behind); with
     ``only_dead_owners=False`` remove every lab container. Returns how many were removed."""
     removed = 0
-    for cont in client().containers.list(all=True, filters={"label": LABEL}):
-        pid = cont.labels.get(f"{LABEL}.pid", "")
+    # the low-level list (one call, labels included): the high-level one inspects each container in turn and
+    # fails when another run removes one of them in between
+    for cont in client().api.containers(all=True, filters={"label": LABEL}):
+        pid = (cont.get("Labels") or {}).get(f"{LABEL}.pid", "")
         if only_dead_owners and pid.isdigit() and _alive(int(pid)):
             continue
         try:
-            cont.remove(force=True)
+            client().api.remove_container(cont["Id"], force=True)
             removed += 1
         except docker.errors.APIError:
             pass
