@@ -212,8 +212,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
     ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e.
-    ``"container:<id>"``: join the network namespace of a service started with ``start_service``). ``limits`` caps CPUs, memory (no swap), processes
-    and wall-clock seconds; at the timeout the whole container is killed (every process in it), and the
+    ``"container:<id>"``: join the network namespace of a service started with ``start_service``). ``limits``
+    caps CPUs, memory (no swap), processes and wall-clock seconds; at the timeout the whole container is killed (every process in it), and the
     result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk; the
     result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
 
