@@ -211,11 +211,11 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
         labels: dict[str, str] | None = None, user: str | None = None, log_path: Path | None = None) -> RunResult:
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
-    ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e.
-    ``"container:<id>"``: join the network namespace of a service started with ``start_service``). ``limits``
-    caps CPUs, memory (no swap), processes and wall-clock seconds; at the timeout the whole container is killed (every process in it), and the
-    result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk; the
-    result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
+    ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e. ``"container:<id>"``:
+    join the network namespace of a service started with ``start_service``). ``limits`` caps CPUs, memory (no
+    swap), processes and wall-clock seconds; at the timeout the whole container is killed (every process in it),
+    and the result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk;
+    the result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
 
     Raises SandboxError when the image is missing or the container cannot be created or started.
     """
