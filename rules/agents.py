@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits
+from rules.services import Service, parse_service
 
 AGENTS_FILE = EVALS / "agents.toml"
 DEFINITION_FORMAT = 1  # bump when the meaning of a definition's fields changes: every trial is redone
@@ -39,9 +40,9 @@ IN_DIR = "/lab/in"
 PROMPT = f"{IN_DIR}/prompt.txt"
 OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
-NETWORKS = ("none", "bridge", "host")
+NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
 FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings",
-          "errors")
+          "errors", "service")
 REQUIRED = ("image", "command")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try)\}")
@@ -105,6 +106,7 @@ class Agent:
     settings: tuple[Setting, ...] = ()
     values: tuple[tuple[str, str], ...] = ()  # the settings' values (declaration order), set by resolve()
     errors: str | None = None
+    service: Service | None = None  # a container started beside the agent's for each trial (rules.services)
 
     def definition(self) -> dict:
         """The definition as plain JSON data (what the run's stamp file holds): env *names*, never env values;
@@ -116,6 +118,8 @@ class Agent:
             "network": self.network, "usage": self.usage, "build": dict(self.build), "errors": self.errors,
             "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory, "pids": self.limits.pids,
                        "timeout": self.limits.timeout, "disk": self.limits.disk},
+            # only present when declared, so the digests (and trials) of agents without a service stay as they were
+            **({"service": self.service.definition()} if self.service else {}),
         }
         if self.settings:
             values = dict(self.values)
@@ -325,6 +329,13 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     network = raw.get("network", "none")
     if network not in NETWORKS:
         raise AgentError(f"{at}: network {network!r} is not one of {', '.join(NETWORKS)}")
+    try:
+        service = parse_service(raw["service"], f"{where} [{name}.service]") if "service" in raw else None
+    except ConfigError as exc:
+        raise AgentError(str(exc)) from None
+    if (network == "service") != (service is not None):
+        raise AgentError(f"{at}: network = \"service\" and a [{name}.service] table go together (the agent's "
+                         "container joins its service's network namespace, which has no outside network)")
     usage = raw.get("usage")
     if usage is not None and usage not in USAGE_PARSERS:
         raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(sorted(USAGE_PARSERS))}")
@@ -342,7 +353,7 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
                  usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
-                 settings=_settings(raw.get("settings", {}), at, env + env_optional))
+                 settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service)
 
 
 def load_agents(path: Path | None = None) -> dict[str, Agent]:

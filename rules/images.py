@@ -1,4 +1,5 @@
-"""The images lab builds: the grader image (all toolchains, offline) and one image per agent.
+"""The images lab builds: the grader image (all toolchains, offline), one image per agent, and one per service
+(``rules.services``: e.g. a local model server, built from the Debian base image).
 
 Dockerfiles are Jinja2 templates under ``templates/images/``; the build context is that folder plus the
 host's CA bundle. After a build, each image is stamped: ``.lab/images/<name>.json`` holds its id and the
@@ -31,7 +32,8 @@ def stamp_path(name: str) -> Path:
 
 def grader_templates() -> list[Path]:
     """Every template file the grader image is built from (its doit ``file_dep``)."""
-    return sorted(p for p in (TEMPLATES / "images").rglob("*") if p.is_file() and "agents" not in p.parts)
+    return sorted(p for p in (TEMPLATES / "images").rglob("*")
+                  if p.is_file() and not {"agents", "services"} & set(p.relative_to(TEMPLATES / "images").parts))
 
 
 def context_files() -> dict[str, bytes]:
@@ -79,6 +81,25 @@ def build_agent(agent, log=sys.stderr) -> dict:
     """Build the image of ``agent`` (a ``rules.agents.Agent``) ``FROM`` the grader image ``GRADER`` and stamp it
     as ``agent-<name>``. Returns the stamp. Raises SandboxError (failed build) or AgentError (no template)."""
     return build_and_stamp(agent.stamp_name, agent.tag(GRADER), agent.dockerfile(GRADER), log=log)
+
+
+def build_service(service, base_image: str, log=sys.stderr) -> dict:
+    """Build the image of ``service`` (a ``rules.services.Service``) ``FROM`` the Debian image ``base_image``
+    (pulled, or bootstrapped locally) and stamp it as ``service.stamp_name``: ``{"image", "id", "build",
+    "seconds"}`` (the build's wall-clock seconds). Returns the stamp. Raises SandboxError (failed build) or
+    ServiceError (no template)."""
+    import time
+
+    base = sandbox.ensure_base_image(base_image, log=log)
+    start = time.monotonic()
+    image = sandbox.build_image(service.tag(), service.dockerfile(base), context_files(),
+                                labels={"lab.service.build": json.dumps(dict(service.build), sort_keys=True)}, log=log)
+    stamp = {"image": service.tag(), "id": image, "build": dict(service.build),
+             "seconds": round(time.monotonic() - start, 1)}
+    old = read_json(stamp_path(service.stamp_name)) or {}
+    if old.get("id") != image:  # a no-change rebuild leaves the stamp (and the trials that depend on it) alone
+        write_json(stamp_path(service.stamp_name), stamp)
+    return stamp
 
 
 def stamp_current(name: str) -> bool:

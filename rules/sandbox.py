@@ -2,7 +2,8 @@
 
 Everything else in lab asks for an image, or to run a command in a container with some folders mounted and
 some limits, and gets back a ``RunResult``. A later backend (a cluster) only has to offer the same few
-functions: ``ensure_base_image``, ``build_image``, ``image_id``, ``run`` and ``cleanup``.
+functions: ``ensure_base_image``, ``build_image``, ``image_id``, ``run``, ``start_service``, ``stop`` and
+``cleanup``.
 
 Errors: ``SandboxError`` for anything the engine refused or could not do (no engine, missing image, failed
 build). Its message names the thing and the fix. A command that fails *inside* a container is not an error:
@@ -216,10 +217,11 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
         capabilities: tuple[str, ...] | None = None) -> RunResult:
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
-    ``network`` is a Docker network mode ("none", "host"). ``limits`` caps CPUs, memory (no swap), processes
-    and wall-clock seconds; at the timeout the whole container is killed (every process in it), and the
-    result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk; the
-    result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
+    ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e. ``"container:<id>"``:
+    join the network namespace of a service started with ``start_service``). ``limits`` caps CPUs, memory (no
+    swap), processes and wall-clock seconds; at the timeout the whole container is killed (every process in it),
+    and the result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk;
+    the result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
 
     Hardening, for containers that run untrusted code: ``read_only`` mounts the image's filesystem read-only;
     ``tmpfs`` maps mount points to tmpfs options (e.g. ``{"/tmp": "size=1g,exec"}``: private, size-capped,
@@ -284,6 +286,105 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     return result
 
 
+@dataclass(frozen=True)
+class ServiceHandle:
+    """A running service container: its id, image, and the network mode that joins its namespace."""
+
+    id: str
+    image: str
+    image_id: str = ""
+
+    @property
+    def network(self) -> str:
+        """The network mode for ``run`` that puts a container in this service's network namespace."""
+        return f"container:{self.id}"
+
+
+def start_service(image: str, command: list[str], *, limits: Limits = Limits(), labels: dict[str, str] | None = None,
+                  ready: list[str] | None = None, log_path: Path | None = None) -> ServiceHandle:
+    """Start ``command`` in a container of ``image`` with network ``none`` (its own namespace holds only a
+    loopback interface) and the limits' CPUs, memory and processes; wait until ``ready`` (a probe command
+    run inside it, if given) exits 0, for at most ``limits.timeout`` seconds. Returns its handle; call
+    ``stop`` when done (``cleanup`` removes it if its owner dies first).
+
+    Raises SandboxError when the image is missing, the container cannot start, exits, or is not ready in
+    time; the container is then removed and the message ends with the tail of its output (all of it, capped,
+    goes to ``log_path`` if given).
+    """
+    c = client()
+    all_labels = {LABEL: "1", f"{LABEL}.pid": str(os.getpid()), f"{LABEL}.role": "service", **(labels or {})}
+    try:
+        container = c.containers.create(
+            image, command, detach=True, network_mode="none", labels=all_labels,
+            nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
+            pids_limit=limits.pids,
+            log_config=docker.types.LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}))
+    except docker.errors.ImageNotFound:
+        raise SandboxError(f"service image {image!r} is missing; build it with `doit service_image`") from None
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"cannot create a container of the service image {image!r}: {exc}") from None
+    handle = ServiceHandle(id=container.id, image=image, image_id=container.attrs.get("Image", ""))
+    try:
+        container.start()
+        deadline = time.monotonic() + limits.timeout
+        while ready:
+            container.reload()
+            if container.status not in ("running", "created"):
+                raise SandboxError(f"the service of {image!r} exited (status {container.status}) before it was ready")
+            if container.exec_run(ready).exit_code == 0:
+                break
+            if time.monotonic() > deadline:
+                raise SandboxError(f"the service of {image!r} was not ready after {limits.timeout:g} s "
+                                   f"(probe: {' '.join(ready)[:200]})")
+            time.sleep(0.5)
+    except (SandboxError, docker.errors.APIError) as exc:
+        output = stop(handle, log_path)
+        tail = "\n".join(output.rstrip().splitlines()[-20:])
+        raise SandboxError(f"{exc}\nlast lines of its output:\n{tail}") from None
+    return handle
+
+
+def _ended(container) -> str | None:
+    state = container.attrs.get("State", {})
+    if state.get("Status") in ("running", "created"):
+        return None
+    oom = ", killed for running out of memory" if state.get("OOMKilled") else ""
+    return f"exit code {state.get('ExitCode')}{oom}"
+
+
+def service_ended(handle: ServiceHandle) -> str | None:
+    """None while the service's container runs; else how it ended (e.g. ``"exit code 137, killed for running
+    out of memory"``, or ``"removed"``)."""
+    try:
+        return _ended(client().containers.get(handle.id))
+    except docker.errors.NotFound:
+        return "removed"
+
+
+def stop(handle: ServiceHandle, log_path: Path | None = None) -> str:
+    """Remove the service container of ``handle`` (killing it) and return its output, capped at
+    ``OUTPUT_CAP`` bytes (also written to ``log_path`` if given). A container already gone gives ""."""
+    output = ""
+    try:
+        container = client().containers.get(handle.id)
+        output = _cap(container.logs(stdout=True, stderr=True) or b"")
+        ended = _ended(container)
+        if ended:
+            output += f"\n[lab: the service's container had stopped before it was removed: {ended}]\n"
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError:
+        try:
+            client().api.remove_container(handle.id, force=True)
+        except docker.errors.APIError:
+            pass
+    if log_path is not None:
+        from rules.files import write_atomic
+        write_atomic(log_path, output)
+    return output
+
+
 def cleanup(only_dead_owners: bool = True) -> int:
     """Remove containers lab started whose run is provably gone (a killed run leaves some behind); with
     ``only_dead_owners=False`` remove every lab container. Returns how many were removed.
@@ -293,11 +394,13 @@ def cleanup(only_dead_owners: bool = True) -> int:
     another boot of this host is gone too. Containers of another host or pid namespace (a containerised CI
     sharing the engine), or without run labels (lab before run ids), are left alone."""
     removed = 0
-    for cont in client().containers.list(all=True, filters={"label": LABEL}):
-        if only_dead_owners and _alive(cont.labels):
+    # the low-level list (one call, labels included): the high-level one inspects each container in turn and
+    # fails when another run removes one of them in between
+    for cont in client().api.containers(all=True, filters={"label": LABEL}):
+        if only_dead_owners and _alive(cont.get("Labels") or {}):
             continue
         try:
-            cont.remove(force=True)
+            client().api.remove_container(cont["Id"], force=True)
             removed += 1
         except docker.errors.APIError:
             pass

@@ -398,6 +398,46 @@ def task_agent_image():
         }
 
 
+def _build_service(agent_name: str, base_image: str) -> None:
+    from rules import images
+    from rules.agents import get_agent
+
+    try:
+        stamp = images.build_service(get_agent(agent_name).service, base_image)
+    except ConfigError as exc:
+        return TaskFailed(str(exc))
+    print(f"service image {stamp['image']} {stamp['id'][:19]} (built in {stamp['seconds']:.0f} s)")
+    return None
+
+
+def task_service_image():
+    """Build each service image agents declare (e.g. a local model server) FROM the Debian base image:
+    ``service_image:service-<name>-<digest>``; agents that declare the same service share one image."""
+    from rules import images
+
+    agents, _ = _agents()
+    base_image = load_suite("aider").base_image
+    seen = set()
+    for name, agent in agents.items():
+        service = agent.service
+        if service is None or service.stamp_name in seen:
+            continue
+        seen.add(service.stamp_name)
+        try:
+            template = [service.template_path()]
+        except ConfigError:
+            template = []  # the build action reports the missing template
+        yield {
+            "name": service.stamp_name,
+            "actions": [(_build_service, [name, base_image])],
+            "file_dep": template,
+            "targets": [images.stamp_path(service.stamp_name)],
+            "uptodate": [config_changed({"build": dict(service.build), "tag": service.tag(), "base_image": base_image}),
+                         lambda s=service.stamp_name: images.stamp_current(s)],
+            "doc": f"build the service image {service.tag()}",
+        }
+
+
 def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
            repeat: int, run: str, backend: str = "local", cluster: str | None = None):
     from rules.backends import BackendError
@@ -487,6 +527,8 @@ def task_eval():
         # nothing a trial's key holds; whether a trial is current is trial_state's call alone (W3)
         deps = [str(_definition_stamp(agent, run))]
         folders = [trial_folder(t, k) for t in tasks for k in range(1, repeat + 1)]
+        # the service's image (e.g. a model server) is built before the trials that use it
+        builds = [f"agent_image:{name}"] + ([f"service_image:{agent.service.stamp_name}"] if agent.service else [])
         for task in tasks:
             for k in range(1, repeat + 1):
                 folder = trial_folder(task, k)
@@ -497,7 +539,7 @@ def task_eval():
                     "actions": [(_trial, [tier, name, task, folders, since, tries, dict(agent.values), k, run,
                                           backend, cluster])],
                     "file_dep": files[task] + deps,
-                    "task_dep": [f"agent_image:{name}"],
+                    "task_dep": builds,
                     "targets": [result],
                     "uptodate": [settings, (_current, [tier, name, task, tries, dict(agent.values), k, run])],
                     "doc": f"trial of {agent.label} on {folder}",

@@ -27,6 +27,7 @@ trees again) or ``rerun`` (anything the agent saw or is changed).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import datetime as dt
@@ -43,7 +44,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from rules import disk, sandbox
 from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_usage
@@ -486,6 +487,33 @@ def _graded(grader_id: str, check: str, regraded: bool) -> dict:
     return {"grader_image_id": grader_id, "check_digest": check, "regraded": regraded, "at": _now()}
 
 
+@contextlib.contextmanager
+def service_for(t: Trial, result: dict) -> Iterator[Trial]:
+    """Yield the trial to run: ``t`` itself, or, when its agent declares a service (``rules.services``), ``t``
+    with the agent's network set to the namespace of the service's container, started (and waited for) here
+    and removed on exit. Records ``result["service"]`` (``{"image", "id", "ready_seconds"}``) and the
+    service's output in ``service.log``. Raises SandboxError when the service does not come up, or stopped
+    before the tries were over (the agent did not have a fair chance: an infrastructure error)."""
+    service = t.agent.service
+    if service is None:
+        yield t
+        return
+    log = t.run_dir / "service.log"
+    start = time.monotonic()
+    handle = sandbox.start_service(service.tag(), service.argv(), limits=service.limits, ready=service.probe(),
+                                   labels={"lab.agent": t.agent.name, "lab.task": str(result["task"])}, log_path=log)
+    result["service"] = {"image": service.tag(), "id": handle.image_id,
+                         "ready_seconds": round(time.monotonic() - start, 3)}
+    try:
+        yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network))
+        ended = sandbox.service_ended(handle)
+        if ended:
+            raise sandbox.SandboxError(f"the service {service.tag()} stopped during the trial ({ended}); "
+                                       "its output is in service.log")
+    finally:
+        sandbox.stop(handle, log)
+
+
 def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     """Run trial ``t`` and write its record (see the module doc); returns the result (the ``result.json``
     data). A trial in which the agent had no fair chance gives status ``error`` with ``error_kind`` "agent";
@@ -516,7 +544,8 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
             result["disk"]["enforced"] = not_capped is None
             if not_capped:
                 result["notes"].append(f"disk cap not enforced: {not_capped}")
-            _run_tries(t, env, files, result, capped=not_capped is None)
+            with service_for(t, result) as t_in_service:
+                _run_tries(t_in_service, env, files, result, capped=not_capped is None)
         result["graded"] = _graded(grader_id, result["key"]["grade"]["check_digest"], False)
     except NoFairChance as exc:
         result["status"], result["error"], result["error_kind"] = "error", str(exc), "agent"

@@ -1,0 +1,147 @@
+"""Services: a container lab starts beside an agent's for one trial, such as a local model server.
+
+An agent may declare a service in ``evals/agents.toml`` (a ``[NAME.service]`` table, see the comment at the
+top of that file). For each trial the service's container starts first, with network ``none``; the agent's
+container then joins the service's network namespace (``network = "service"``), so the agent reaches the
+service at ``127.0.0.1:<port>`` and nothing else: no outside network at all. The trial waits until the
+service's ``ready`` probe succeeds (run inside the service's container), and removes the container after
+the trial's last try.
+
+The service's image is a Dockerfile template (``templates/images/services/<image>.Dockerfile.j2``) built
+``FROM`` the Debian base image, not the grader image: a grader change never rebuilds it. Its tag and stamp
+name carry a digest of the template name and build variables, so agents that declare the same service share
+one image. This module parses and renders; it knows nothing of Docker or doit.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rules.config import ROOT, TEMPLATES, ConfigError, Limits
+
+FIELDS = ("image", "command", "port", "ready", "build", "limits")
+REQUIRED = ("image", "command", "port")
+SERVICE_TEMPLATES = TEMPLATES / "images" / "services"
+PLACEHOLDER = re.compile(r"\{port\}")
+# The default readiness probe: an HTTP GET of the OpenAI-compatible model list, with the image's python3.
+DEFAULT_READY = ("python3", "-c", "import urllib.request; "
+                 "urllib.request.urlopen('http://127.0.0.1:{port}/v1/models', timeout=5).read()")
+DEFAULT_LIMITS = Limits(cpus=1.0, memory=2 * 1024**3, pids=256, timeout=180)
+
+
+class ServiceError(ConfigError):
+    """A service is badly defined; the message names the file, the agent and the field."""
+
+
+@dataclass(frozen=True)
+class Service:
+    """One service definition.
+
+    ``image`` names the Dockerfile template (a bare name: ``templates/images/services/<name>.Dockerfile.j2``;
+    a path with a ``/``: relative to the project root); ``command`` the exec-form command that serves;
+    ``port`` the TCP port it listens on at 127.0.0.1; ``ready`` the exec-form probe run in the service's
+    container until it exits 0; ``build`` the template's variables; ``limits`` the container's CPUs, memory
+    and processes, and in ``timeout`` the seconds the service may take to become ready. ``{port}`` in
+    ``command`` and ``ready`` is replaced by the port.
+    """
+
+    image: str
+    command: tuple[str, ...]
+    port: int
+    ready: tuple[str, ...] = DEFAULT_READY
+    build: tuple[tuple[str, str], ...] = ()
+    limits: Limits = DEFAULT_LIMITS
+
+    def definition(self) -> dict:
+        """The definition as plain JSON data (part of the agent's definition and digest)."""
+        return {"image": self.image, "command": list(self.command), "port": self.port, "ready": list(self.ready),
+                "build": dict(self.build), "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory,
+                                                      "pids": self.limits.pids, "timeout": self.limits.timeout}}
+
+    @property
+    def image_digest(self) -> str:
+        """12 hex digits of SHA-256 over what the image is built from: the template name and build variables."""
+        data = json.dumps({"image": self.image, "build": dict(self.build)}, sort_keys=True).encode()
+        return hashlib.sha256(data).hexdigest()[:12]
+
+    @property
+    def image_name(self) -> str:
+        """The short name of the template (``llama`` for ``llama`` or ``some/dir/llama.Dockerfile.j2``)."""
+        return Path(self.image).name.removesuffix(".j2").removesuffix(".Dockerfile").lower() or "service"
+
+    @property
+    def stamp_name(self) -> str:
+        """The image stamp's name (``.lab/images/service-<name>-<digest>.json``), also its doit task name."""
+        return f"service-{self.image_name}-{self.image_digest}"
+
+    def tag(self) -> str:
+        """The service image's tag: ``lab/service-<name>:<digest>``."""
+        return f"lab/service-{self.image_name}:{self.image_digest}"
+
+    def template_path(self) -> Path:
+        """The Dockerfile template's file. Raises ServiceError when it does not exist."""
+        path = (ROOT / self.image) if "/" in self.image else SERVICE_TEMPLATES / f"{self.image}.Dockerfile.j2"
+        if not path.is_file():
+            known = sorted(p.name.removesuffix(".Dockerfile.j2") for p in SERVICE_TEMPLATES.glob("*.Dockerfile.j2"))
+            raise ServiceError(f"service image template {path} does not exist; built-in service images: "
+                               f"{', '.join(known) or 'none'} (or give a path relative to {ROOT})")
+        return path
+
+    def dockerfile(self, base: str) -> str:
+        """The service image's Dockerfile text, ``FROM`` the Debian image tag ``base``."""
+        from rules.render import environment
+        text = self.template_path().read_text(encoding="utf-8")
+        return environment().from_string(text).render(base=base, service=self.image_name, port=self.port,
+                                                      **dict(self.build))
+
+    def argv(self) -> list[str]:
+        """The serving command with ``{port}`` filled."""
+        return [PLACEHOLDER.sub(str(self.port), a) for a in self.command]
+
+    def probe(self) -> list[str]:
+        """The readiness probe with ``{port}`` filled."""
+        return [PLACEHOLDER.sub(str(self.port), a) for a in self.ready]
+
+
+def _strings(value, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ServiceError(f"{where}: must be a non-empty list of strings, got {value!r}")
+    return tuple(value)
+
+
+def parse_service(raw, where: str) -> Service:
+    """Build a Service from its TOML table ``raw`` (``where`` names it in messages, e.g.
+    ``evals/agents.toml [aider-local.service]``). Raises ServiceError naming the field."""
+    if not isinstance(raw, dict):
+        raise ServiceError(f"{where}: must be a table with {', '.join(REQUIRED)}")
+    unknown = sorted(set(raw) - set(FIELDS))
+    if unknown:
+        raise ServiceError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}")
+    missing = [f for f in REQUIRED if f not in raw]
+    if missing:
+        raise ServiceError(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(REQUIRED)}")
+    if not isinstance(raw["image"], str) or not raw["image"]:
+        raise ServiceError(f"{where}: image must be a template name such as \"llama\" or a path")
+    port = raw["port"]
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise ServiceError(f"{where}: port must be a whole number from 1 to 65535, got {port!r}")
+    build = raw.get("build", {})
+    if not isinstance(build, dict) or not all(isinstance(v, (str, int, float, bool)) for v in build.values()):
+        raise ServiceError(f"{where} build: must be a table of names to strings, got {build!r}")
+    limits_raw = raw.get("limits", {})
+    if not isinstance(limits_raw, dict):
+        raise ServiceError(f"{where}: limits must be a table")
+    d = DEFAULT_LIMITS
+    merged = {"cpus": d.cpus, "memory": d.memory, "pids": d.pids, "timeout": d.timeout, **limits_raw}
+    try:
+        limits = Limits.parse(merged, f"{where} limits")
+    except ConfigError as exc:
+        raise ServiceError(str(exc)) from None
+    if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0:
+        raise ServiceError(f"{where} limits: cpus, memory, pids and timeout (seconds to become ready) must be positive")
+    return Service(image=raw["image"], command=_strings(raw["command"], f"{where} command"), port=port,
+                   ready=_strings(raw["ready"], f"{where} ready") if "ready" in raw else DEFAULT_READY,
+                   build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits)

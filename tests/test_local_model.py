@@ -1,0 +1,266 @@
+"""A real model, offline: the ``aider-local`` agent (the real aider CLI) against llama-cpp-python's server with
+SmolLM2-135M-Instruct, started by lab beside each trial's agent container in a network namespace with no way out.
+
+The definition tests need no Docker. The docker tests build the service image (llama-cpp-python compiled from
+source, about 6 minutes on 2 cores, once per CI run) and the aider image, then run ``doit`` on the fixture's
+Python tasks (``tests/test_trial.py``'s tier) and a probe agent that tries to get out of the namespace.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import PROJECT, run_doit  # noqa: E402
+from test_trial import TASKS, make_tier  # noqa: E402
+
+from rules.agents import AgentError, load_agents, parse_agent  # noqa: E402
+from rules.services import Service, parse_service  # noqa: E402
+
+docker = pytest.mark.docker
+AGENTS = PROJECT / "evals" / "agents.toml"
+
+
+def local_table() -> dict:
+    return tomllib.loads(AGENTS.read_text())["aider-local"]
+
+
+# ---- the definition (no Docker) ----
+
+def test_aider_local_reaches_only_its_own_server_and_fetches_nothing_at_start():
+    agent = load_agents(AGENTS)["aider-local"]
+    service = agent.service
+    assert agent.network == "service" and service is not None and agent.usage == "aider"
+    argv = agent.argv(["hello.py"])
+    api_base = argv[argv.index("--openai-api-base") + 1]
+    assert api_base == f"http://127.0.0.1:{service.port}/v1"
+    assert argv[argv.index("--edit-format") + 1] == "whole" and argv[argv.index("--model") + 1].startswith("openai/")
+    assert {"--no-check-update", "--analytics-disable", "--no-show-release-notes"} <= set(argv)
+    assert dict(agent.env_set)["LITELLM_LOCAL_MODEL_COST_MAP"] == "True" and not agent.env
+    assert f"--port {service.port}" in " ".join(service.argv()) and "127.0.0.1" in service.argv()
+    assert f"127.0.0.1:{service.port}/v1/models" in " ".join(service.probe())
+
+
+def test_aider_knows_the_served_model_so_it_fetches_no_price_list():
+    agent = load_agents(AGENTS)["aider-local"]
+    build, argv, served = dict(agent.build), agent.argv([]), agent.service.argv()
+    assert argv[argv.index("--model") + 1] == build["model"]
+    assert build["model"].split("/", 1)[1] == served[served.index("--model_alias") + 1]
+    assert build["context_tokens"] == served[served.index("--n_ctx") + 1]
+    text = agent.dockerfile("lab/grader:latest")
+    metadata = json.loads(text.split("printf '%s\\n' '")[1].split("'")[0])
+    assert metadata[build["model"]]["max_input_tokens"] == int(build["context_tokens"])
+    assert argv[argv.index("--model-metadata-file") + 1] == "/opt/lab/aider/model.metadata.json" in text
+
+
+def test_the_service_image_carries_the_model_checked_by_its_digest():
+    service = load_agents(AGENTS)["aider-local"].service
+    text = service.dockerfile("lab/base:bookworm")
+    build = dict(service.build)
+    assert text.startswith("#") and "FROM lab/base:bookworm AS build" in text
+    assert f'llama-cpp-python[server]=={build["llama_cpp_version"]}' in text
+    assert f'{build["model_sha256"]}  /models/{build["model_file"]}" | sha256sum -c -' in text
+    assert f"/models/{build['model_file']}" in service.argv()
+    assert service.tag() == f"lab/service-llama:{service.image_digest}"
+
+
+def test_agents_declaring_the_same_service_share_its_image_and_a_new_model_is_a_new_image():
+    table = local_table()
+    a = parse_agent("a", table)
+    b = parse_agent("b", {**table, "command": ["true"]})
+    assert a.service.tag() == b.service.tag() and a.service.stamp_name == b.service.stamp_name
+    other = {**table["service"], "build": {**table["service"]["build"], "model_file": "other.gguf"}}
+    c = parse_agent("c", {**table, "service": other})
+    assert c.service.tag() != a.service.tag() and c.digest != a.digest
+
+
+def test_an_agent_without_a_service_keeps_its_definition_and_digest():
+    noop = load_agents(AGENTS)["noop"]
+    assert "service" not in noop.definition() and noop.service is None
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"network": "none"}, 'network = "service" and a [tomo.service] table go together'),
+    ({"service": None, "network": "service"}, 'network = "service" and a [tomo.service] table go together'),
+    ({"service": {"image": "llama", "command": ["serve"]}}, "[tomo.service]: missing field(s) port"),
+    ({"service": {"image": "llama", "command": ["serve"], "port": 0}}, "port must be a whole number from 1 to 65535"),
+    ({"service": {"image": "llama", "command": ["serve"], "port": 80, "gpu": 1}}, "unknown field(s) gpu"),
+    ({"service": {"image": "llama", "command": "serve", "port": 80}}, "command: must be a non-empty list"),
+    ({"service": {"image": "llama", "command": ["s"], "port": 80, "limits": {"timeout": 0}}}, "must be positive"),
+])
+def test_a_bad_service_names_the_agent_and_the_field(change, message):
+    raw = {**local_table(), **change}
+    raw = {k: v for k, v in raw.items() if v is not None}
+    with pytest.raises(AgentError) as err:
+        parse_agent("tomo", raw, "agents.toml")
+    assert message in str(err.value) and "agents.toml [tomo" in str(err.value)
+
+
+def test_a_missing_service_template_lists_the_built_in_ones():
+    service = parse_service({"image": "vllm", "command": ["serve"], "port": 8000}, "x")
+    with pytest.raises(Exception, match="built-in service images: llama"):
+        service.template_path()
+
+
+def test_a_service_template_change_does_not_rebuild_the_grader():
+    from rules import images
+
+    deps = images.grader_templates()
+    assert deps and not [p for p in deps if "services" in p.parts or "agents" in p.parts]
+
+
+# ---- the real thing (Docker) ----
+
+PUBLIC = ("1.1.1.1", 443)  # a public address; the probe must fail to reach it (never a private-range address)
+PROBE = """
+import json, socket, time, urllib.request
+out = {}
+start = time.monotonic()
+try:
+    socket.create_connection(%r, timeout=10).close()
+    out["public"] = "connected"
+except OSError as exc:
+    out["public"] = type(exc).__name__ + ": " + str(exc)
+out["public_seconds"] = time.monotonic() - start
+try:
+    socket.getaddrinfo("pypi.org", 443)
+    out["dns"] = "resolved"
+except OSError as exc:
+    out["dns"] = type(exc).__name__
+out["models"] = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/v1/models", timeout=10).read())
+out["routes"] = open("/proc/net/route").read().splitlines()[1:]
+out["interfaces"] = sorted(line.split(":")[0].strip() for line in open("/proc/net/dev").read().splitlines()[2:])
+json.dump(out, open("/lab/out/probe.json", "w"))
+"""
+
+
+def lab_containers(**labels) -> list[str]:
+    filters = sum((["--filter", f"label={k}={v}"] for k, v in labels.items()), [])
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=lab", *filters], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def doit_failure(res) -> str:
+    return res.stderr[-4000:] + "\n" + res.stdout[-3000:]
+
+
+@pytest.fixture(scope="module")
+def local_home(tmp_path_factory, grader_image) -> Path:
+    """A lab home with the fixture's Python tier and the shipped agents; the model server's image and the
+    aider-local and noop agent images built through doit (timed: the seconds go to stdout for the CI log)."""
+    home = tmp_path_factory.mktemp("local") / "home"
+    make_tier(home)
+    start = time.monotonic()
+    res = run_doit(home, "service_image", "agent_image:aider-local", "agent_image:noop", "jobs=1", timeout=3600)
+    assert res.code == 0, doit_failure(res)
+    print(f"\nimages for aider-local built or found current in {time.monotonic() - start:.0f} s")
+    return home
+
+
+@docker
+def test_the_agent_in_the_service_namespace_reaches_the_model_and_nothing_else(local_home):
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, run_trial
+
+    agents = load_agents(local_home / "evals" / "agents.toml")
+    local = agents["aider-local"]
+    probe = dataclasses.replace(agents["noop"], name="net-probe", network="service", service=local.service,
+                                command=("python3", "-c", PROBE % (PUBLIC, local.service.port)))
+    tier = local_home / "evals" / "aider"
+    t = Trial(agent=probe, task_dir=tier / "tasks" / "python-hello", run_dir=tier / "runs" / "net-probe" / "python-hello",
+              scratch=local_home / ".lab" / "trials" / "net-probe", agent_image=agents["noop"].tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=60), tries=1)
+    r = run_trial(t, environ={})
+    assert r["status"] == "fail", r  # the probe edits nothing: graded on the stub, a finished trial
+    out = json.loads((t.run_dir / "out-1" / "probe.json").read_text())
+    assert out["public"] != "connected" and out["public_seconds"] < 5, out
+    assert out["dns"] != "resolved" and out["routes"] == [] and out["interfaces"] == ["lo"], out
+    assert [m["id"] for m in out["models"]["data"]] == ["smollm2-135m"], out
+    assert r["service"]["image"] == local.service.tag() and r["service"]["id"].startswith("sha256:")
+    assert "Uvicorn running on http://127.0.0.1" in (t.run_dir / "service.log").read_text()
+    assert lab_containers(**{"lab.agent": "net-probe"}) == []
+
+
+@docker
+def test_a_service_that_never_answers_is_an_infrastructure_error_with_its_log(local_home):
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, run_trial
+
+    agents = load_agents(local_home / "evals" / "agents.toml")
+    local = agents["aider-local"]
+    broken = dataclasses.replace(local.service, command=("sh", "-c", "echo model file missing >&2; sleep 60"),
+                                 limits=dataclasses.replace(local.service.limits, timeout=3))
+    agent = dataclasses.replace(agents["noop"], name="broken-service", network="service", service=broken)
+    tier = local_home / "evals" / "aider"
+    t = Trial(agent=agent, task_dir=tier / "tasks" / "python-hello", run_dir=tier / "runs" / agent.name / "python-hello",
+              scratch=local_home / ".lab" / "trials" / agent.name, agent_image=agents["noop"].tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=60), tries=1)
+    r = run_trial(t, environ={})
+    assert r["status"] == "error" and r["tries"] == [], r
+    assert "not ready after 3 s" in r["error"] and "model file missing" in r["error"], r["error"]
+    assert "model file missing" in (t.run_dir / "service.log").read_text()
+    assert lab_containers(**{"lab.agent": agent.name}) == []
+
+
+@docker
+def test_a_service_that_dies_during_the_trial_makes_it_an_infrastructure_error(local_home):
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, run_trial
+
+    agents = load_agents(local_home / "evals" / "agents.toml")
+    local = agents["aider-local"]
+    dying = dataclasses.replace(
+        local.service, command=("sh", "-c", "python3 -m http.server {port} --bind 127.0.0.1 & sleep 3; exit 3"),
+        ready=("python3", "-c", "import socket; socket.create_connection(('127.0.0.1', {port}), 2)"))
+    agent = dataclasses.replace(agents["noop"], name="dying-service", network="service", service=dying,
+                                command=("sleep", "6"))
+    tier = local_home / "evals" / "aider"
+    t = Trial(agent=agent, task_dir=tier / "tasks" / "python-hello", run_dir=tier / "runs" / agent.name / "python-hello",
+              scratch=local_home / ".lab" / "trials" / agent.name, agent_image=agents["noop"].tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=60), tries=1)
+    r = run_trial(t, environ={})
+    assert r["status"] == "error" and "stopped during the trial (exit code 3)" in r["error"], r
+    assert "[lab: the service's container had stopped before it was removed: exit code 3]" in (
+        t.run_dir / "service.log").read_text()
+    assert lab_containers(**{"lab.agent": agent.name}) == []
+
+
+@docker
+def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_home):
+    start = time.monotonic()
+    res = run_doit(local_home, "agent=aider-local", "jobs=1", timeout=3000)  # `doit run agent=aider-local`
+    seconds = time.monotonic() - start
+    runs = local_home / "evals" / "aider" / "runs" / "aider-local"
+    results = {t: json.loads((runs / t / "result.json").read_text()) for t in TASKS if (runs / t / "result.json").exists()}
+    assert set(results) == set(TASKS), doit_failure(res)
+    logs = {t: (runs / t / "agent-1.log").read_text()[-1500:] for t in TASKS if (runs / t / "agent-1.log").exists()}
+    for task, r in results.items():
+        assert r["status"] in ("pass", "fail"), (task, r.get("error"), logs.get(task))
+        assert r["usage"] and r["usage"]["tokens_sent"] > 0 and r["usage"]["tokens_received"] > 0, (task, logs.get(task))
+        assert r["service"]["image"].startswith("lab/service-llama:")
+        assert "Uvicorn running" in (runs / task / "service.log").read_text()
+        for log in runs.glob(f"{task}/agent-*.log"):  # nothing in aider tried to reach outside
+            text = log.read_text()
+            assert not [w for w in ("githubusercontent", "Failed to resolve", "NameResolutionError") if w in text], text
+    assert lab_containers(**{"lab.agent": "aider-local"}) == []
+    passed = sum(r["status"] == "pass" for r in results.values())
+    tokens = sum(r["usage"]["tokens_sent"] + r["usage"]["tokens_received"] for r in results.values())
+    print(f"\naider-local on {len(results)} fixture tasks: {passed} passed, {seconds:.0f} s in all, "
+          f"{sum(r['seconds'] for r in results.values()) / len(results):.0f} s and {tokens / len(results):.0f} "
+          f"tokens per trial")
+    assert res.code == 0, doit_failure(res)
+    assert "aider-local" in (local_home / "evals" / "aider" / "report.md").read_text()  # then `run` reports
