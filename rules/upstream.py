@@ -89,9 +89,9 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
                     if last is None:
                         raise
                     if notes is not None:
-                        why = (exc.stderr or str(exc)).strip().splitlines()[-1:] or ["unreachable"]
-                        notes.append(f"upstream {url!r} unreachable ({why[0].strip()[:160]}): using {ref!r} as last "
-                                     f"fetched, {last[:12]}")
+                        said = (exc.stderr or str(exc)).strip().splitlines() or ["no answer"]
+                        why = said[-1].strip().strip("'\" ")[:160]
+                        notes.append(f"upstream {url!r} unreachable ({why}): using {ref!r} as last fetched, {last[:12]}")
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
