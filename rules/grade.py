@@ -233,10 +233,12 @@ unset LAB_CANARY_FAIL_1 LAB_CANARY_FAIL_2 LAB_CANARY_PASS_1 LAB_CANARY_PASS_2
 for n in 1 2; do
   mkdir -p "/lab/report/$n"
   start=$(date +%s.%N)
-  env LAB_SRC="/lab/src$n" LAB_REPORT="/lab/report/$n" LAB_CANARY_FAIL="${fails[$((n-1))]}"     LAB_CANARY_PASS="${passes[$((n-1))]}" bash /task/check.sh > "/lab/report/$n.out" 2>&1 < /dev/null
+  env LAB_SRC="/lab/src$n" LAB_REPORT="/lab/report/$n" LAB_CANARY_FAIL="${fails[$((n-1))]}" \
+    LAB_CANARY_PASS="${passes[$((n-1))]}" bash /task/check.sh > "/lab/report/$n.out" 2>&1 < /dev/null
   echo $? > "/lab/report/$n.status"
   echo "$start $(date +%s.%N)" > "/lab/report/$n.seconds"
-  setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- kill -KILL -1 2>/dev/null
+  setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- \
+    kill -KILL -1 2>/dev/null
   find /work -mindepth 1 -maxdepth 1 -exec rm -rf {} +
   for f in /tmp/* /tmp/.[!.]*; do
     [ -e "$f" ] || continue
