@@ -66,8 +66,9 @@ def plain_command(language: str, exercise: str, test_files: list[str]) -> str:
     raise SystemExit(f"no plain command for track {language!r}")
 
 
-def plain_track(builds: list[Path], jobs: int, image: str) -> tuple[float, int]:
-    """Run the plain script over the proved tasks in ``builds`` (reference then stub of each): (seconds, runs)."""
+def plain_track(builds: list[Path], jobs: int, image: str) -> tuple[float, int, list[str]]:
+    """Run the plain script over the proved tasks in ``builds`` (reference then stub of each): (seconds, runs,
+    the tasks whose reference did not pass the plain run: a plain run that fails early would flatter it)."""
     from rules import sandbox
     from rules.config import Limits
     from rules.prove import lay_work_tree
@@ -84,7 +85,7 @@ def plain_track(builds: list[Path], jobs: int, image: str) -> tuple[float, int]:
 
     def one(run):
         tree, command = run
-        sandbox.run(image, ["bash", "-c", command], mounts=[
+        return tree, sandbox.run(image, ["bash", "-c", command], mounts=[
             sandbox.Mount(str(tree), "/src", read_only=True),
             sandbox.Mount(sandbox.volume(PLAIN_VOLUME), "/cache", kind="volume")],
             network="none", limits=limits, workdir="/", labels={"lab.role": "bench"},
@@ -94,10 +95,11 @@ def plain_track(builds: list[Path], jobs: int, image: str) -> tuple[float, int]:
     # references first, then stubs, as a script would loop over the variants
     ordered = runs[0::2] + runs[1::2]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(one, ordered))
+        done = list(pool.map(one, ordered))
     seconds = time.monotonic() - start
+    failed = sorted(tree.parent.name for tree, res in done if tree.name == "reference" and res.exit_code != 0)
     shutil.rmtree(scratch, ignore_errors=True)
-    return seconds, len(runs)
+    return seconds, len(runs), failed
 
 
 def main() -> None:
@@ -135,12 +137,14 @@ def main() -> None:
         t_lab, _ = doit(home, "gen:aider", *select, f"langs={lang}", f"jobs={args.jobs}")
         builds = sorted(b for b in build_root.glob(f"{lang}-*")
                         if json.loads((b / "proof.json").read_text())["status"] in ("kept", "free"))
-        t_plain, runs = plain_track(builds, args.jobs, images.GRADER)
+        t_plain, runs, failed = plain_track(builds, args.jobs, images.GRADER)
         ratio = t_lab / t_plain if t_plain else float("nan")
         results["tracks"][lang] = {"exercises": len(builds), "lab_seconds": round(t_lab, 1),
-                                   "plain_seconds": round(t_plain, 1), "ratio": round(ratio, 3)}
+                                   "plain_seconds": round(t_plain, 1), "ratio": round(ratio, 3),
+                                   "plain_references_failed": failed}
         print(f"{lang:11} {len(builds):3} exercises: lab {t_lab:7.1f}s  plain {t_plain:7.1f}s ({runs} runs)  "
-              f"ratio {ratio:.2f}", flush=True)
+              f"ratio {ratio:.2f}" + (f"  (plain: {len(failed)} references failed: {failed[:5]})" if failed else ""),
+              flush=True)
     lab_total = sum(r["lab_seconds"] for r in results["tracks"].values())
     plain_total = sum(r["plain_seconds"] for r in results["tracks"].values())
     results["total_ratio"] = round(lab_total / plain_total, 3) if plain_total else None
