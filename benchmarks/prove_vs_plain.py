@@ -8,7 +8,8 @@ Per track, one after the other: lab's cold proof (``doit gen:aider langs=<track>
 scratch clone of the upstream: render, prove, publish), then the plain script over exactly the work trees lab
 proved (each exercise's reference solution, then its stub): one container of the same grader image per run,
 the track's own test command as root, no canaries, no report parsing, build caches shared between the runs in
-one scratch volume (Go's seeded from the image's, as lab's are). Both use ``--jobs`` workers. It prints, per
+one scratch volume (Go's seeded from the image's, as lab's are: a one-time copy of ~4 s that counts in the
+plain script's time). Both use ``--jobs`` workers. It prints, per
 track, both wall clocks and their ratio (lab / plain: below 1 means lab is faster). Only the ratio means much
 on a shared, loaded machine; the seconds swing with the load.
 
