@@ -124,8 +124,11 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
         if proof["status"] == "free" and strict:
             entry["reason"] = "free task left out by strict=1"
         if keep:
-            _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof)})
-            _sync(build / "answer", suite.answers_dir / task)
+            record = read_json(build / SYNC_RECORD) or {}
+            synced = {"task": _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof)},
+                                    record.get("task")),
+                      "answer": _sync(build / "answer", suite.answers_dir / task, None, record.get("answer"))}
+            write_json(build / SYNC_RECORD, synced, only_if_changed=True)
             published.add(task)
         entries.append(entry)
     for root in (suite.tasks_dir, suite.answers_dir):
@@ -153,21 +156,45 @@ def _tests_json(proof: dict) -> bytes:
     return (json.dumps({"version": 1, "tests": sorted(proof.get("tests") or [])}, indent=2) + "\n").encode()
 
 
-def _sync(src: Path, dst: Path, extra: dict[str, bytes] | None = None) -> None:
+SYNC_RECORD = "published.json"  # in a task's build folder: what its last publish found (see _sync)
+
+
+def _signature(root: Path) -> list | None:
+    """Every file below ``root`` with its size, modification time (ns) and mode, by path: a cheap stand-in for
+    its contents (stat only, nothing read). None when ``root`` is not a folder."""
+    if not root.is_dir():
+        return None
+    out = []
+    for top, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            st = os.lstat(path)
+            out.append([os.path.relpath(path, root), st.st_size, st.st_mtime_ns, st.st_mode])
+    return out
+
+
+def _sync(src: Path, dst: Path, extra: dict[str, bytes] | None = None, last: dict | None = None) -> dict:
     """Make ``dst`` a copy of ``src`` (modes kept) plus the ``extra`` files (name → content); a no-op when
-    the contents already match."""
+    the contents already match. Returns the record to pass as ``last`` next time: when neither tree's files
+    changed size, time or mode since then (and ``extra`` is the same), nothing is read at all, so publishing a
+    tier where one task changed reads only that task's files."""
     from rules.files import sha256_bytes, tree_digest
 
     extra = extra or {}
-    want = {**tree_digest(src), **{name: sha256_bytes(data) for name, data in extra.items()}}
-    if dst.is_dir() and tree_digest(dst) == want:
-        return
-    staged = dst.with_name(f".{dst.name}.new")
-    shutil.rmtree(staged, ignore_errors=True)
-    shutil.copytree(src, staged, copy_function=shutil.copy)
-    for name, data in extra.items():
-        (staged / name).write_bytes(data)
-    replace_tree(staged, dst)
+    extra_digest = {name: sha256_bytes(data) for name, data in sorted(extra.items())}
+    if last and last.get("extra") == extra_digest and last.get("src") == _signature(src) \
+            and last.get("dst") is not None and last.get("dst") == _signature(dst):
+        return last
+    want = {**tree_digest(src), **extra_digest}
+    if not (dst.is_dir() and tree_digest(dst) == want):
+        staged = dst.with_name(f".{dst.name}.new")
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.copytree(src, staged, copy_function=shutil.copy)
+        for name, data in extra.items():
+            (staged / name).write_bytes(data)
+        replace_tree(staged, dst)
+    return {"src": _signature(src), "dst": _signature(dst), "extra": extra_digest}
 
 
 def summary(manifest: dict) -> str:

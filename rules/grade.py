@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -151,6 +150,47 @@ def _runner_exit(report_dir: Path) -> int | None:
         return None
 
 
+def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_code: int | None,
+            timed_out: bool, oom_killed: bool, seconds: float, output: str, log_path: Path | None) -> Grade:
+    """The Grade of one check.sh run from its report folder and how its container (or its turn in one) ended."""
+    parsed = reports.parse(meta.get("report", "junit"), report_dir, meta)
+    runner_exit = _runner_exit(report_dir)
+    verdict, evidence, ran, ok = decide(parsed.tests, want, tokens, runner_exit)
+    if timed_out:
+        verdict, evidence = "fail", [f"the grading ran past its {limits.timeout:g} s and was killed"] + evidence
+    elif oom_killed:
+        verdict, evidence = "fail", ["the grading ran out of memory (its tmpfs /work and /tmp count too)"] + evidence
+    elif exit_code != 0 and verdict == "pass":
+        verdict, evidence = "fail", [f"check.sh exited with status {exit_code}"]
+    if verdict != "pass":
+        evidence += [f"report: {n}" for n in parsed.notes]
+    summary = (f"lab-check: ran={ran} passed={ok} failed={ran - ok} verdict={verdict}"
+               + "".join(f"\nlab-check: {e}" for e in evidence))
+    if log_path is not None:
+        write_atomic(log_path, output.rstrip("\n") + "\n" + summary + "\n")
+    tested = sorted(i for i, s in parsed.tests.items() if s == reports.PASSED
+                    and not any(t.lower() in i.lower() for t in tokens or ()))
+    return Grade(passed=verdict == "pass", ran=ran, passed_tests=ok, failed_tests=ran - ok,
+                 exit_code=exit_code, timed_out=timed_out, seconds=round(seconds, 3),
+                 output=reports.scrub(output, list(tokens or ())) + summary + "\n",
+                 oom_killed=oom_killed, verdict=verdict, evidence=evidence, tests=tested,
+                 runner_exit=runner_exit)
+
+
+def _mounts(task_dir: Path, trees: dict[str, Path], report_dir: Path, cache_volume: str | None,
+            cache_writable: bool) -> list:
+    mounts = [sandbox.Mount(str(task_dir), "/task", read_only=True)]
+    mounts += [sandbox.Mount(str(Path(tree).resolve()), target, read_only=True) for target, tree in trees.items()]
+    mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
+    if cache_volume:
+        mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume",
+                                    read_only=not cache_writable))
+    return mounts
+
+
+TMPFS = {"/tmp": f"size={TMPFS_SIZE},exec,mode=1777", "/work": f"size={TMPFS_SIZE},exec,mode=755"}
+
+
 def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_volume: str | None = None,
           cache_writable: bool = False, log_path: Path | None = None, expected=FROM_TASK,
           canaries: bool = True) -> Grade:
@@ -170,37 +210,103 @@ def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_
     with tempfile.TemporaryDirectory(prefix="lab-grade-") as tmp:
         report_dir = Path(tmp) / "report"
         report_dir.mkdir(mode=0o700)
-        mounts = [sandbox.Mount(str(task_dir), "/task", read_only=True),
-                  sandbox.Mount(str(Path(work_tree).resolve()), SRC_TARGET, read_only=True),
-                  sandbox.Mount(str(report_dir), REPORT_TARGET)]
-        if cache_volume:
-            mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume",
-                                        read_only=not cache_writable))
+        mounts = _mounts(task_dir, {SRC_TARGET: work_tree}, report_dir, cache_volume, cache_writable)
         env = {"LAB_CANARY_FAIL": tokens[0], "LAB_CANARY_PASS": tokens[1]} if tokens else {}
-        tmpfs = {"/tmp": f"size={TMPFS_SIZE},exec,mode=1777", "/work": f"size={TMPFS_SIZE},exec,mode=755"}
         res = sandbox.run(image, ["bash", "/task/check.sh"], mounts=mounts, env=env, network="none",
                           limits=limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
-                          tmpfs=tmpfs, capabilities=CAPABILITIES)
-        parsed = reports.parse(meta.get("report", "junit"), report_dir, meta)
-        runner_exit = _runner_exit(report_dir)
-        shutil.rmtree(report_dir, ignore_errors=True)
-    verdict, evidence, ran, ok = decide(parsed.tests, want, tokens, runner_exit)
-    if res.timed_out:
-        verdict, evidence = "fail", [f"the grading ran past its {limits.timeout:g} s and was killed"] + evidence
-    elif res.oom_killed:
-        verdict, evidence = "fail", ["the grading ran out of memory (its tmpfs /work and /tmp count too)"] + evidence
-    elif res.exit_code != 0 and verdict == "pass":
-        verdict, evidence = "fail", [f"check.sh exited with status {res.exit_code}"]
-    if verdict != "pass":
-        evidence += [f"report: {n}" for n in parsed.notes]
-    summary = (f"lab-check: ran={ran} passed={ok} failed={ran - ok} verdict={verdict}"
-               + "".join(f"\nlab-check: {e}" for e in evidence))
-    if log_path is not None:
-        write_atomic(log_path, res.output.rstrip("\n") + "\n" + summary + "\n")
-    tested = sorted(i for i, s in parsed.tests.items() if s == reports.PASSED
-                    and not any(t.lower() in i.lower() for t in tokens or ()))
-    return Grade(passed=verdict == "pass", ran=ran, passed_tests=ok, failed_tests=ran - ok,
-                 exit_code=res.exit_code, timed_out=res.timed_out, seconds=round(res.seconds, 3),
-                 output=reports.scrub(res.output, list(tokens or ())) + summary + "\n",
-                 oom_killed=res.oom_killed, verdict=verdict, evidence=evidence, tests=tested,
-                 runner_exit=runner_exit)
+                          tmpfs=TMPFS, capabilities=CAPABILITIES)
+        return _graded(meta, report_dir, want=want, tokens=tokens, limits=limits, exit_code=res.exit_code,
+                       timed_out=res.timed_out, oom_killed=res.oom_killed, seconds=res.seconds,
+                       output=res.output, log_path=log_path)
+
+
+# The root-owned driver of a proof container: runs check.sh once per trusted work tree (/lab/src1: the reference,
+# /lab/src2: the stub), each with its own fresh canaries and its own report folder (/lab/report/<n>/, its output in
+# /lab/report/<n>.out, check.sh's exit status in <n>.status, its seconds in <n>.seconds). Between the two it empties
+# /work and /tmp but for the warm build caches the tracks keep there (Go's build cache, Rust's target folder,
+# jest's transform cache): both trees are upstream's code, so sharing them is safe; a trial never does this.
+PAIR_DRIVER = r"""
+set -u
+keep='lab-gocache lab-target lab-jest-cache'
+fails=("$LAB_CANARY_FAIL_1" "$LAB_CANARY_FAIL_2"); passes=("$LAB_CANARY_PASS_1" "$LAB_CANARY_PASS_2")
+unset LAB_CANARY_FAIL_1 LAB_CANARY_FAIL_2 LAB_CANARY_PASS_1 LAB_CANARY_PASS_2
+for n in 1 2; do
+  mkdir -p "/lab/report/$n"
+  start=$(date +%s.%N)
+  env LAB_SRC="/lab/src$n" LAB_REPORT="/lab/report/$n" LAB_CANARY_FAIL="${fails[$((n-1))]}" \
+    LAB_CANARY_PASS="${passes[$((n-1))]}" bash /task/check.sh > "/lab/report/$n.out" 2>&1 < /dev/null
+  echo $? > "/lab/report/$n.status"
+  echo "$start $(date +%s.%N)" > "/lab/report/$n.seconds"
+  setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- \
+    kill -KILL -1 2>/dev/null
+  find /work -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+  for f in /tmp/* /tmp/.[!.]*; do
+    [ -e "$f" ] || continue
+    case " $keep " in *" ${f#/tmp/} "*) ;; *) rm -rf "$f" ;; esac
+  done
+done
+"""
+PAIR_OUTPUT_CAP = 1_000_000  # bytes of each run's output kept (its tail)
+
+
+def _pair_run(report_dir: Path, n: int) -> tuple[int | None, float, str]:
+    try:
+        status = int((report_dir / f"{n}.status").read_text().strip())
+    except (OSError, ValueError):
+        status = None
+    try:
+        a, b = (report_dir / f"{n}.seconds").read_text().split()
+        seconds = float(b) - float(a)
+    except (OSError, ValueError):
+        seconds = 0.0
+    try:
+        with open(report_dir / f"{n}.out", "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - PAIR_OUTPUT_CAP))
+            output = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        output = ""
+    return status, seconds, output
+
+
+def grade_proof(task_dir: Path, reference_tree: Path, stub_tree: Path, *, image: str, limits: Limits,
+                cache_volume: str | None = None, log_dir: Path | None = None) -> tuple[Grade, Grade]:
+    """Grade a task's reference solution and its stub, both trusted code (upstream's), one after the other in
+    ONE container of ``image`` (``PAIR_DRIVER``): the second run finds the first one's warm build caches.
+    Returns ``(reference, stub)``: the reference decided with every reported test counted, the stub against the
+    ids the reference passed, each from its own report folder and with its own fresh canaries, exactly as two
+    ``grade`` calls would (``seconds``: each run's own wall clock; the container's start is the reference's).
+    The container's wall-clock limit is twice ``limits.timeout``; when it runs out, or memory does, both
+    grades say so (``timed_out`` / ``oom_killed``) and the caller grades them apart. ``cache_volume`` is
+    mounted writable. ``log_dir`` receives ``reference.log`` and ``stub.log``. Never for untrusted code: a
+    trial grades one work tree per container (``grade``). Raises SandboxError as ``grade`` does.
+    """
+    import dataclasses
+
+    task_dir = Path(task_dir).resolve()
+    meta = read_json(task_dir / "task.json") or {}
+    tokens = [canary_tokens(), canary_tokens()]
+    pair_limits = dataclasses.replace(limits, timeout=2 * limits.timeout)
+    with tempfile.TemporaryDirectory(prefix="lab-grade-") as tmp:
+        report_dir = Path(tmp) / "report"
+        report_dir.mkdir(mode=0o700)
+        mounts = _mounts(task_dir, {SRC_TARGET + "1": reference_tree, SRC_TARGET + "2": stub_tree}, report_dir,
+                         cache_volume, True)
+        env = {"LAB_CANARY_FAIL_1": tokens[0][0], "LAB_CANARY_PASS_1": tokens[0][1],
+               "LAB_CANARY_FAIL_2": tokens[1][0], "LAB_CANARY_PASS_2": tokens[1][1]}
+        res = sandbox.run(image, ["bash", "-c", PAIR_DRIVER], mounts=mounts, env=env, network="none",
+                          limits=pair_limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
+                          tmpfs=TMPFS, capabilities=CAPABILITIES)
+        grades = []
+        want = None
+        for n, name in ((1, "reference"), (2, "stub")):
+            status, seconds, output = _pair_run(report_dir, n)
+            if n == 1:
+                seconds += max(0.0, res.seconds - sum(_pair_run(report_dir, k)[1] for k in (1, 2)))
+            g = _graded(meta, report_dir / str(n), want=want, tokens=tokens[n - 1], limits=limits,
+                        exit_code=None if res.timed_out else status, timed_out=res.timed_out,
+                        oom_killed=res.oom_killed, seconds=seconds, output=output or res.output,
+                        log_path=log_dir / f"{name}.log" if log_dir else None)
+            grades.append(g)
+            want = g.tests
+        return grades[0], grades[1]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rules.config import Limits
 from rules.files import write_atomic
-from rules.grade import Grade, grade
+from rules.grade import Grade, grade, grade_proof
 
 PROOF_FORMAT = 2
 CACHE_VOLUME = "lab-cache-prove"
@@ -75,8 +75,9 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
     grading must see pass).
 
     ``meta`` is the task's ``task.json``. The reference is graded first, with every reported test counted;
-    the stub only when the reference passes, against the reference's test ids. A grading that ran out of time
-    or memory is tried once more after ``retry_pause`` seconds; if it does again, the proof is ``rejected``
+    the stub against the reference's test ids (both graded in one container, ``rules.grade.grade_proof``; the
+    stub's grade counts only when the reference passes). A grading that ran out of time or memory is tried once
+    more, in a container of its own, after ``retry_pause`` seconds; if it does again, the proof is ``rejected``
     with ``environmental`` set to "timeout" or "out of memory" (lab proves it again next time rather than
     keeping the rejection). Raises SandboxError (an infrastructure problem, not a property of the task).
     """
@@ -86,27 +87,27 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
               "tests": [], "reference": None, "stub": None}
 
     def graded(tree: Path, name: str, expected) -> Grade:
-        g = grade(task_dir, tree, image=image, limits=limits, cache_volume=cache_volume, cache_writable=True,
-                  expected=expected, log_path=log_dir / f"{name}.log" if log_dir else None)
-        if environmental(g):
-            time.sleep(retry_pause)
-            g = grade(task_dir, tree, image=image, limits=limits, cache_volume=cache_volume, cache_writable=True,
-                      expected=expected, log_path=log_dir / f"{name}.log" if log_dir else None)
-        return g
+        return grade(task_dir, tree, image=image, limits=limits, cache_volume=cache_volume, cache_writable=True,
+                     expected=expected, log_path=log_dir / f"{name}.log" if log_dir else None)
 
     with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
-        ref_tree = Path(tmp) / "reference"
+        ref_tree, stub_tree = Path(tmp) / "reference", Path(tmp) / "stub"
         lay_work_tree(task_dir, ref_tree, answer_dir)
-        ref = graded(ref_tree, "reference", None)
+        lay_work_tree(task_dir, stub_tree)
+        # both in one container (trusted code: upstream's), the stub after the reference and against its ids;
+        # a run the machine cut short is graded again on its own, each in a container of its own
+        ref, stub = grade_proof(task_dir, ref_tree, stub_tree, image=image, limits=limits,
+                                cache_volume=cache_volume, log_dir=log_dir)
+        if environmental(ref) or (ref.passed and environmental(stub)):
+            time.sleep(retry_pause)
+            ref = graded(ref_tree, "reference", None) if environmental(ref) else ref
+            stub = graded(stub_tree, "stub", ref.tests) if ref.passed else None
         record["reference"] = ref.to_json()
         if not ref.passed:
             record["reason"] = _reason(ref)
             record["environmental"] = environmental(ref)
         else:
             record["tests"] = ref.tests
-            stub_tree = Path(tmp) / "stub"
-            lay_work_tree(task_dir, stub_tree)
-            stub = graded(stub_tree, "stub", ref.tests)
             record["stub"] = stub.to_json()
             if stub.passed:
                 record["status"], record["reason"] = "free", "the untouched stub passes its tests"

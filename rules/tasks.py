@@ -118,10 +118,13 @@ def _pull(tier: str, url: str, ref: str):
     from rules.upstream import UpstreamError, checkout
 
     suite = load_suite(tier)
+    notes: list[str] = []
     try:
-        commit = checkout(url, ref, suite.checkout_dir, settings=str(suite.dir / "suite.toml"))
+        commit = checkout(url, ref, suite.checkout_dir, settings=str(suite.dir / "suite.toml"), notes=notes)
     except UpstreamError as exc:
         return TaskFailed(str(exc))
+    for note in notes:  # offline: the last fetched commit of a branch or tag, said in one line
+        print(f"{tier}: {note}", file=sys.stderr)
     # remembered only once it worked, for later commands without upstream=/ref=
     write_json(STATE / "upstream" / f"{tier}.json", {"upstream": url, "ref": ref}, only_if_changed=True)
     print(f"{tier}: {url} at {commit}")

@@ -54,13 +54,18 @@ def is_current(dest: Path, url: str, ref: str) -> bool:
     return record == {"url": url, "ref": ref, "commit": ref} and detached == ref
 
 
-def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite.toml") -> str:
+def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite.toml",
+             notes: list[str] | None = None) -> str:
     """Make ``dest`` a checkout of ``url`` (a git URL or a local path) at ``ref`` (commit, branch or tag).
 
     Clones into a temporary folder beside ``dest`` and renames it into place, so a failed clone leaves no
     half-made checkout; an existing checkout is fetched and switched (detached) to ``ref``, discarding
     local edits. A changed ``url`` is always fetched from, so a wrong one fails here. Returns the commit
     SHA. Raises UpstreamError naming ``upstream=``/``ref=`` and the ``settings`` file.
+
+    When the upstream cannot be reached but an existing checkout of the same ``url`` already has ``ref`` (a
+    branch or tag as last fetched), that commit is checked out and one line saying so is appended to
+    ``notes`` (when given): work goes on offline from the last fetch rather than failing.
     """
     from rules.files import write_json
 
@@ -77,7 +82,16 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
             if moved:
                 repo.remotes.origin.set_url(url)
             if moved or not (SHA.match(ref) and _has(repo, ref)):
-                repo.remotes.origin.fetch(tags=True, force=True)
+                try:
+                    repo.remotes.origin.fetch(tags=True, force=True)
+                except git.exc.GitCommandError as exc:
+                    last = None if moved else _last_fetched(repo, ref)
+                    if last is None:
+                        raise
+                    if notes is not None:
+                        said = (exc.stderr or str(exc)).strip().splitlines() or ["no answer"]
+                        why = said[-1].strip().strip("'\" ")[:160]
+                        notes.append(f"upstream {url!r} unreachable ({why}): using {ref!r} as last fetched, {last[:12]}")
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
@@ -178,6 +192,14 @@ def _reader(proc: str) -> bool:
     except OSError:
         return True  # gone meanwhile
     return len(argv) > 1 and argv[1] == b"cat-file"
+
+
+def _last_fetched(repo, ref: str) -> str | None:
+    """The commit ``ref`` (a branch as ``origin/<ref>``, a tag, or a commit) had at the last fetch, or None."""
+    for candidate in (f"origin/{ref}", ref):
+        if _has(repo, candidate):
+            return repo.commit(candidate).hexsha
+    return None
 
 
 def _has(repo, ref: str) -> bool:

@@ -91,6 +91,7 @@ EXTRA_FILES = {
     "tests-skipped-by-only": {
         "jest.config.js": "module.exports = { testNamePattern: 'one' };\n",
         ".babelrc": '{ "plugins": ["./strip-tests.js"] }\n',
+        ".swcrc": '{ "jsc": { "experimental": { "plugins": [["./strip-tests.wasm", {}]] } } }\n',
         "__mocks__/hello.js": "export const double = (n) => 2 * n;\n",
     },
 }

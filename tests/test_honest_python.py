@@ -186,3 +186,26 @@ def test_a_process_left_holding_the_output_does_not_keep_the_grading_open(proven
     lingering = WRONG + "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n    os._exit(0)\n"
     g = grade_solution(proven, "lingering", lingering)
     assert g.verdict == "fail" and not g.timed_out and g.seconds < 60, (g.seconds, g.evidence)
+
+
+def test_a_proof_grades_reference_and_stub_in_one_container_apart(proven):
+    """grade_proof: two check.sh runs in one container, each with its own report, canaries and verdict; the
+    second run finds none of the first one's files (but the warm caches) and is decided against the first's ids."""
+    from rules.grade import grade_proof
+    from rules.prove import lay_work_tree
+
+    base, proof, limits, image = proven
+    reference = (base / "answer" / "hello.py").read_text()
+    first, second, stub = base / "pair" / "first", base / "pair" / "second", base / "pair" / "stub"
+    for tree in (first, second, stub):
+        lay_work_tree(base / "task", tree)
+    (first / "hello.py").write_text("open('/tmp/lab-leak', 'w').write('x')\nopen('/work/leak', 'w').write('x')\n"
+                                    + reference)
+    (second / "hello.py").write_text("import os\nassert not os.path.exists('/tmp/lab-leak')\n"
+                                     "assert not os.path.exists('/work/leak')\n" + reference)
+    a, b = grade_proof(base / "task", first, second, image=image, limits=limits, log_dir=base / "pair-logs")
+    assert a.verdict == "pass" and b.verdict == "pass", (a.evidence, b.evidence, b.output)
+    assert a.tests == b.tests == proof["tests"]
+    ref, st = grade_proof(base / "task", first, stub, image=image, limits=limits)
+    assert ref.verdict == "pass" and st.verdict == "fail" and st.ran == len(proof["tests"]), st.evidence
+    assert (base / "pair-logs" / "reference.log").read_text() != (base / "pair-logs" / "stub.log").read_text()

@@ -160,11 +160,11 @@ def test_js_enables_xtest_xit_xdescribe_and_keeps_deliberate_skips(tmp_path):
     assert "test.skip('slow'" in text and "maxtest(1)" in text
 
 
-def test_js_check_ignores_the_work_trees_jest_and_babel_settings(tmp_path):
+def test_js_check_ignores_the_work_trees_jest_and_transform_settings(tmp_path):
     check = _check(_js(tmp_path))
     assert "rm -rf node_modules __mocks__ __tests__" in check
-    assert "-name '.babelrc'" in check and "-name 'jest.config.*'" in check
-    assert '"configFile": "$work/babel.config.js", "babelrc": false' in check
+    assert "-name '.babelrc'" in check and "-name '.swcrc'" in check and "-name 'jest.config.*'" in check
+    assert '"/opt/lab/js/node_modules/@swc/jest", {"swcrc": false,' in check and "babel-jest" not in check
     assert "--runTestsByPath leap.spec.js" in check
     assert '--outputFile="$out/jest.json"' in check and "as_tester timeout" in check
 

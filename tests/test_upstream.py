@@ -85,3 +85,14 @@ def test_upstream_given_again_without_ref_keeps_the_remembered_ref(tmp_path, mon
     assert command_line(upstream="https://example.org/other.git") == ("https://example.org/other.git", "main")
     assert command_line(upstream=str(local), ref="v3") == (str(local), "v3")
     assert command_line(ref="v3") == (str(local), "v3")
+
+
+def test_an_unreachable_upstream_with_a_branch_ref_uses_the_last_fetched_commit_and_says_so(checked_out):
+    up, dest, sha = checked_out
+    assert checkout(str(up), "main", dest) == sha
+    up.rename(up.with_name("gone"))  # the upstream can no longer be reached
+    notes: list[str] = []
+    assert checkout(str(up), "main", dest, notes=notes) == sha
+    assert len(notes) == 1 and "unreachable" in notes[0] and sha[:12] in notes[0] and "\n" not in notes[0]
+    with pytest.raises(UpstreamError):  # a ref never fetched is still an error
+        checkout(str(up), "no-such-branch", dest, notes=notes)
