@@ -1,0 +1,558 @@
+"""The swe tier: SWE-bench-style tasks: a real repository at the commit before a fix, the issue text as the prompt,
+held-out acceptance tests (FAIL_TO_PASS, PASS_TO_PASS) run only to score.
+
+Source: a dataset file in the public SWE-bench layout (JSONL or a JSON array; ``FAIL_TO_PASS``/``PASS_TO_PASS`` as
+JSON strings or lists) and one git repository per ``repo`` (a local clone under ``repos=DIR``, else cloned once
+from GitHub into ``.lab/upstream/swe/``). Settings: ``evals/swe/suite.toml``.
+
+A task (``evals/swe/tasks/<instance_id>/``): ``prompt.txt`` (the issue text; hints withheld), ``setup.sh`` (lays
+``workspace.tar``, the tree at the base commit, as a fresh repository with that one commit: no history after it),
+``holdout/test.patch`` (the held-out test change; never in a work tree), ``check.sh`` (lab's grading contract,
+``templates/swe/check.sh.j2``) and ``task.json`` (its ``image``: the environment image of its repository and
+version). The reference solution (``evals/swe/answers/<id>/``) is the gold patch's files.
+
+Environments are lab's own table ``ENVS`` (Python, install steps, pins, recorded from the study in
+shared/notes/swe-tier-data.md): one image per (repository, version) group, built once and stamped.
+
+Test identity: a SWE-bench test name ``path.py::Class::test[param]`` is the pytest node id; the JUnit report
+pytest writes names it ``path.Class::test[param]`` (``junit_id``). sympy's names are bare function names; each
+is looked up in the test files of the test patch (``sympy_id``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from rules.config import STATE, TEMPLATES, Limits, Suite
+from rules.files import read_json, write_atomic, write_json
+from rules.tier import ImageSpec, Rejected, Selection, TaskSpec, flag
+
+TIER = "swe"
+TASK_FORMAT = 1
+PROOF_FORMAT = 2
+IMAGE_PREFIX = "lab/swe-env"
+PYTHON = "/opt/lab/venv/bin/python"
+INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+INI_SECTIONS = {"pytest.ini": "[pytest]", ".pytest.ini": "[pytest]", "pyproject.toml": "[tool.pytest.ini_options]",
+                "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
+
+
+# ---- environments: lab's own table ----
+
+@dataclass(frozen=True)
+class Env:
+    """One environment image: ``name`` (its tag suffix), the ``repo``, the ``versions`` it serves, the Debian
+    ``suite`` giving its ``python``, the ``install`` shell steps run in ``/opt/lab/setup`` (the repository at the
+    instance's environment-setup commit, when ``setup_source``) or ``/opt/lab``, ``pins`` (pip constraints),
+    extra ``apt`` packages, the ``pythonpath`` folder of the work tree that holds the package (``src`` or
+    ``.``), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
+    the instance's version), and ``test_env`` (extra environment of the test run)."""
+
+    name: str
+    repo: str
+    versions: tuple[str, ...]
+    python: str
+    suite: str
+    install: tuple[str, ...]
+    pins: tuple[str, ...] = ()
+    apt: tuple[str, ...] = ()
+    pythonpath: str = "."
+    setup_source: bool = True
+    prepare: tuple[str, ...] = ()
+    test_env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def tag(self) -> str:
+        return f"{IMAGE_PREFIX}:{self.name}"
+
+    @property
+    def stamp_name(self) -> str:
+        return f"swe-env-{self.name}"
+
+    @property
+    def base(self) -> str:
+        return f"debian:{self.suite}"
+
+    def digest(self) -> str:
+        """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+
+
+PYTEST_VERSION_FILE = ("printf 'version = __version__ = \"{version}.0\"\\nversion_tuple = __version_tuple__ = ({major}, {minor}, 0)\\n'"
+                       " > src/_pytest/_version.py",)
+
+ENVS: tuple[Env, ...] = (
+    Env("flask-2.3", "pallets/flask", ("2.3",), "3.11", "bookworm",
+        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
+        pins=("setuptools==70.0.0", "click==8.1.3", "itsdangerous==2.1.2", "Jinja2==3.1.2", "MarkupSafe==2.1.1",
+              "Werkzeug==2.3.7"),
+        pythonpath="src"),
+    Env("pytest-7.0", "pytest-dev/pytest", ("7.0",), "3.11", "bookworm",
+        install=("SETUPTOOLS_SCM_PRETEND_VERSION=7.0.0 pip install -c /opt/lab/constraints.txt '.[testing]'",),
+        pins=("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0"),
+        pythonpath="src", prepare=PYTEST_VERSION_FILE),
+    Env("pytest-8.0", "pytest-dev/pytest", ("8.0",), "3.11", "bookworm",
+        install=("SETUPTOOLS_SCM_PRETEND_VERSION=8.0.0 pip install -c /opt/lab/constraints.txt '.[testing]'",),
+        pins=("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup==1.1.3", "tomli==2.0.1"),
+        pythonpath="src", prepare=PYTEST_VERSION_FILE),
+    Env("pylint-2.15", "pylint-dev/pylint", ("2.15",), "3.11", "bookworm",
+        install=("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
+                 "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0"),
+        pins=("setuptools<71",)),
+    Env("sympy-py3.11", "sympy/sympy", ("1.2", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
+                                         "1.13"), "3.11", "bookworm",
+        install=("pip install -c /opt/lab/constraints.txt mpmath pytest",), pins=("mpmath==1.3.0",),
+        setup_source=False),
+)
+
+
+def env_for(repo: str, version: str) -> Env | None:
+    """The environment of ``repo`` at ``version`` in lab's table, or None when lab has none."""
+    for env in ENVS:
+        if env.repo == repo and version in env.versions:
+            return env
+    return None
+
+
+# ---- the dataset ----
+
+@dataclass(frozen=True)
+class Instance:
+    """One dataset record: ``id`` (instance_id), ``repo`` (owner/name), ``base_commit``, ``patch`` (gold),
+    ``test_patch``, ``problem_statement``, ``version``, ``setup_commit`` (environment_setup_commit),
+    ``fail_to_pass`` and ``pass_to_pass`` (SWE-bench test names) and ``digest`` (of the whole record)."""
+
+    id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    version: str
+    setup_commit: str
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...]
+    digest: str = field(default="", compare=False)
+
+
+def _names(value, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise Rejected(f"{where} is not a JSON list of test names") from None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise Rejected(f"{where} is not a list of test names")
+    return tuple(value)
+
+
+def _instance(raw: dict) -> Instance:
+    iid = str(raw.get("instance_id", "?"))
+    try:
+        return Instance(
+            id=iid, repo=raw["repo"], base_commit=raw["base_commit"], patch=raw["patch"],
+            test_patch=raw["test_patch"], problem_statement=raw["problem_statement"], version=str(raw["version"]),
+            setup_commit=raw.get("environment_setup_commit") or raw["base_commit"],
+            fail_to_pass=_names(raw["FAIL_TO_PASS"], f"{iid}: FAIL_TO_PASS"),
+            pass_to_pass=_names(raw["PASS_TO_PASS"], f"{iid}: PASS_TO_PASS"),
+            digest=hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest(),
+        )
+    except KeyError as exc:
+        raise Rejected(f"{iid}: the dataset record has no field {exc.args[0]!r}") from None
+
+
+_DATASETS: dict[tuple[str, float], dict[str, Instance]] = {}
+
+
+def load_dataset(path: Path) -> dict[str, Instance]:
+    """The instances of a dataset file (JSONL, or one JSON array), by instance id, in file order. Raises
+    Rejected naming the file and the fix when it is missing or unreadable."""
+    path = Path(path)
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except FileNotFoundError:
+        raise Rejected(f"dataset {path} does not exist: give dataset=PATH (SWE-bench JSONL) or set `dataset` "
+                       "in evals/swe/suite.toml") from None
+    if key in _DATASETS:
+        return _DATASETS[key]
+    text = path.read_text(encoding="utf-8")
+    try:
+        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()
+                                                                       if line.strip()]
+    except ValueError as exc:
+        raise Rejected(f"dataset {path} is neither JSONL nor a JSON array: {exc}") from None
+    out = {}
+    for row in rows:
+        inst = _instance(row)
+        out[inst.id] = inst
+    _DATASETS[key] = out
+    return out
+
+
+def slug(repo: str) -> str:
+    """``pallets/flask`` → ``pallets__flask`` (a folder name)."""
+    return repo.replace("/", "__")
+
+
+def repo_dir(repo: str, repos: str | None) -> Path:
+    """The local git repository of ``repo``: under ``repos`` (``<repos>/<name>``, ``<repos>/<owner>__<name>`` or
+    ``<repos>/<owner>/<name>``) when given, else a bare clone from GitHub kept in ``.lab/upstream/swe/``
+    (cloned on first use). Raises UpstreamError."""
+    from rules.upstream import mirror
+
+    if repos:
+        owner, name = repo.split("/", 1)
+        for cand in (Path(repos) / name, Path(repos) / slug(repo), Path(repos) / owner / name):
+            if cand.exists():
+                return mirror(str(cand), cand)
+        from rules.upstream import UpstreamError
+        raise UpstreamError(f"repos={repos} has no clone of {repo} (looked for {name}, {slug(repo)}, {repo})")
+    return mirror(f"https://github.com/{repo}.git", STATE / "upstream" / TIER / slug(repo))
+
+
+# ---- test identity ----
+
+def junit_id(nodeid: str) -> str:
+    """The id ``rules.reports.parse_junit`` gives the pytest test ``nodeid`` (a SWE-bench test name):
+    pytest's JUnit classname is the file path dotted without ``.py`` plus the classes, then ``::`` and the name
+    (with its parameters). ``tests/test_x.py::TestA::test_b[1]`` → ``tests.test_x.TestA::test_b[1]``."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    return ".".join(names[:-1]) + "::" + names[-1]
+
+
+def sympy_id(name: str, files: dict[str, str]) -> str | None:
+    """The JUnit id of sympy's test function ``name`` (a bare SWE-bench name): the one file among ``files``
+    (path → text after the test patch) defining ``def name(`` at module level; None when none or several do."""
+    pattern = re.compile(rf"^def {re.escape(name)}\(", re.M)
+    hits = [p for p, text in files.items() if pattern.search(text)]
+    return junit_id(f"{hits[0]}::{name}") if len(hits) == 1 else None
+
+
+def test_ids(inst: Instance, test_files: dict[str, str]) -> dict[str, str]:
+    """Map every FAIL_TO_PASS and PASS_TO_PASS name of ``inst`` to its report id. ``test_files`` are the
+    Python test files of its test patch (path → text after the patch). Raises Rejected naming the names that
+    have no single id."""
+    out, lost = {}, []
+    for name in inst.fail_to_pass + inst.pass_to_pass:
+        if "::" in name:
+            out[name] = junit_id(name)
+        else:
+            found = sympy_id(re.sub(r"\s.*$", "", name), test_files)
+            if found is None:
+                lost.append(name)
+            else:
+                out[name] = found
+    if lost:
+        raise Rejected(f"test names found in no single test file of the test patch: {', '.join(lost[:10])}")
+    return out
+
+
+def run_files(inst: Instance, test_files: dict[str, str]) -> list[str]:
+    """The test files the grading runs: those the FAIL_TO_PASS and PASS_TO_PASS names live in, in the order
+    the test patch names them."""
+    wanted = {n.split("::", 1)[0] for n in inst.fail_to_pass + inst.pass_to_pass if "::" in n}
+    if any("::" not in n for n in inst.fail_to_pass + inst.pass_to_pass):
+        wanted |= {p for p in test_files}
+    return [p for p in patch_paths(inst.test_patch) if p in wanted]
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The paths a unified git diff touches (``diff --git a/X b/Y``: Y, and X when renamed), in order."""
+    out: list[str] = []
+    for a, b in re.findall(r"^diff --git a/(\S+) b/(\S+)$", patch, re.M):
+        for p in (a, b):
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def _inifile(tree: dict[str, bytes]) -> str | None:
+    for name in INI_FILES:
+        data = tree.get(name)
+        if data is not None and (name in ("pytest.ini", ".pytest.ini") or INI_SECTIONS[name].encode() in data):
+            return name
+    return None
+
+
+# ---- the tier ----
+
+def dataset_path(suite: Suite, var: Callable = lambda name, default=None: default) -> Path:
+    """The dataset in force: ``dataset=`` on the command line, else suite.toml's ``dataset`` (relative paths from
+    the project root)."""
+    from rules.config import ROOT
+
+    raw = var("dataset") or suite.table.get("dataset")
+    if not raw:
+        raise Rejected("no dataset: give dataset=PATH or set `dataset` in evals/swe/suite.toml")
+    p = Path(raw)
+    return p if p.is_absolute() else ROOT / p
+
+
+class SweTier:
+    """The swe tier through the seam of rules/tier.py."""
+
+    name = TIER
+
+    def tasks(self, suite: Suite, var: Callable) -> Selection:
+        from rules import images
+
+        data = load_dataset(dataset_path(suite, var))
+        raw_ids = var("instances")
+        if raw_ids:
+            ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
+            unknown = [i for i in ids if i not in data]
+            if unknown:
+                raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
+        elif flag(var, "all"):
+            ids = list(data)
+        else:
+            ids = [i for i in suite.table.get("instances", []) if i in data]
+        raw_limit = var("limit")
+        if raw_limit is not None:
+            try:
+                limit = int(raw_limit)
+            except ValueError:
+                limit = 0
+            if limit < 1:
+                raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
+            ids = ids[:limit]
+        repos = var("repos") or suite.table.get("repos") or None
+        templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
+        specs = []
+        for iid in ids:
+            inst = data[iid]
+            env = env_for(inst.repo, inst.version)
+            specs.append(TaskSpec(
+                name=iid, groups={"language": "python", "exercise": iid, "repo": inst.repo},
+                deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
+                                          "env": env.digest() if env else None},
+                image=env.tag if env else "",
+                image_stamp=images.stamp_path(env.stamp_name) if env else None,
+                source=(inst, env, repos, float(suite.prove.timeout))))
+        settings = {"dataset": str(dataset_path(suite, var)), "instances": ids, "repos": repos}
+        return Selection(list(data), specs, settings)
+
+    def render(self, suite: Suite, spec: TaskSpec):
+        inst, env, repos, timeout = spec.source
+        return render(inst, env, repos, test_timeout=int(timeout))
+
+    def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
+        from rules import images
+
+        out, seen = [], set()
+        for spec in specs:
+            inst, env, repos, _ = spec.source
+            if env is None or env.name in seen:
+                continue
+            seen.add(env.name)
+            out.append(ImageSpec(
+                name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name),
+                deps=(str(TEMPLATES / "swe" / "env.Dockerfile.j2"),), settings={"env": env.digest()},
+                build=lambda env=env, inst=inst, repos=repos: build_env(env, repo_dir(inst.repo, repos),
+                                                                        inst.setup_commit)))
+        return out
+
+    def prove(self, build: Path, image: str, limits: Limits) -> dict:
+        return prove_staged(build, image=image, limits=limits)
+
+
+# ---- rendering ----
+
+def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
+    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.aider.Rendered``:
+    task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
+    ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
+    environment for its repository and version, a patch that does not apply, test names without an id)."""
+    import io
+    import tarfile
+
+    from rules.aider import Rendered
+    from rules.render import render as render_template
+    from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
+
+    if env is None:
+        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/swebench.py ENVS)")
+    try:
+        repo = repo_dir(inst.repo, repos)
+        tar = tree_tar(repo, inst.base_commit)
+        gold = patched_files(repo, inst.base_commit, inst.patch)
+        tests_after = patched_files(repo, inst.base_commit, inst.test_patch)
+        when = commit_time(repo, inst.base_commit)
+    except UpstreamError as exc:
+        raise Rejected(str(exc)) from None
+    if any(v is None for v in gold.values()):
+        raise Rejected("the gold patch deletes files; lab lays reference solutions as files only")
+    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+        base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
+        small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
+    py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
+                if p.endswith(".py") and data is not None}
+    ids = test_ids(inst, py_tests)
+    files = run_files(inst, py_tests)
+    if not files:
+        raise Rejected("the test patch touches none of the files its FAIL_TO_PASS/PASS_TO_PASS tests live in")
+    inifile = _inifile(small)
+    touched = patch_paths(inst.test_patch)
+    major, minor = (inst.version.split(".") + ["0"])[:2]
+    date = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(when))
+    context = dict(
+        task=inst.id, repo=inst.repo, repo_version=inst.version, date=date, problem_statement=inst.problem_statement,
+        settings_files=[inifile] if inifile else [], inifile=inifile, test_patch_files=touched,
+        test_patch_base_files=[p for p in touched if p in base_files], test_files=files,
+        prepare=[line.format(version=inst.version, major=major, minor=minor) for line in env.prepare],
+        pythonpath="" if env.pythonpath == "." else f"/work/{env.pythonpath}",
+        test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout,
+    )
+    pre_existing = [p for p in files if p in base_files]
+    meta = {
+        "version": TASK_FORMAT, "tier": TIER, "task": inst.id, "language": "python", "exercise": inst.id,
+        "repo": inst.repo, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
+        "image": env.tag, "report": "junit", "test_files": files, "test_patch_files": touched,
+        "gold_files": sorted(gold), "solution_files": sorted(gold),
+        "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
+        "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
+        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"]),
+    }
+    out = Rendered()
+    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
+    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
+    out.task_files["check.sh"] = (render_template("swe/check.sh.j2", **context).encode(), 0o755)
+    out.task_files["workspace.tar"] = (tar, 0o644)
+    out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
+    out.task_files["task.json"] = ((json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)
+    for path, data in gold.items():
+        out.answer_files[path] = (data, 0o644)
+    out.meta = meta
+    return out
+
+
+def test_cmd(files: list[str], inifile: str | None, pythonpath: str) -> str:
+    """The command that runs the repository's pre-existing tests of the files the held-out patch touches, at
+    their base version, from the work tree's root (never a held-out test: only files that exist at base)."""
+    if not files:
+        return ""
+    env = f"PYTHONPATH={pythonpath.replace('/work/', '')} " if pythonpath else ""
+    return f"{env}python -m pytest -rA -p no:cacheprovider " + " ".join(files)
+
+
+# ---- environment images ----
+
+def env_dockerfile(env: Env, base: str) -> str:
+    """The Dockerfile text of ``env``'s image, ``FROM`` the tag ``base``."""
+    from rules.render import render as render_template
+
+    return render_template("swe/env.Dockerfile.j2", env=env, base=base, suite=env.suite)
+
+
+def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
+    """Build ``env``'s image (on the Debian base, bootstrapped when no registry answers; host networking and
+    the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``. Returns the stamp
+    ``{"image", "id", "env", "seconds", "packages"}``. Raises SandboxError."""
+    import io
+    import tarfile
+
+    from rules import images, sandbox
+    from rules.upstream import tree_tar
+
+    start = time.monotonic()
+    base = sandbox.ensure_base_image(env.base, log=log)
+    files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
+             "constraints.txt": ("\n".join(env.pins) + "\n").encode()}
+    if env.setup_source:
+        with tarfile.open(fileobj=io.BytesIO(tree_tar(repo, setup_commit))) as tf:
+            for m in tf.getmembers():
+                if m.isfile():
+                    files[f"setup/{m.name}"] = tf.extractfile(m).read()
+    image = sandbox.build_image(env.tag, env_dockerfile(env, base), files, log=log,
+                                labels={"lab.env": env.name, "lab.env.digest": env.digest()})
+    probe = sandbox.run(env.tag, ["cat", "/opt/lab/pip-freeze.txt"], network="none")
+    stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
+             "packages": probe.output.split()}
+    write_json(images.stamp_path(env.stamp_name), stamp, only_if_changed=True)
+    return stamp
+
+
+# ---- proof ----
+
+def _named(ids: list[str], names: dict[str, str]) -> str:
+    shown = [names.get(i, i) for i in ids[:10]]
+    return ", ".join(shown) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+
+def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
+          log_dir: Path | None = None) -> dict:
+    """Prove one swe task: with the gold patch every FAIL_TO_PASS and PASS_TO_PASS test passes; before it every
+    FAIL_TO_PASS test fails and every PASS_TO_PASS one passes. Returns the proof record (the aider tier's
+    fields; ``tests`` = the ids every grading must see pass; ``before`` = what the base run showed). Raises
+    SandboxError (infrastructure)."""
+    from rules.grade import grade
+    from rules.prove import environmental, lay_work_tree
+
+    start = time.monotonic()
+    f2p, p2p = list(meta["fail_to_pass"]), list(meta["pass_to_pass"])
+    names = meta.get("test_names", {})
+    expected = f2p + p2p
+    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
+              "exercise": meta["exercise"], "repo": meta["repo"], "status": "rejected", "reason": "",
+              "environmental": None, "tests": [], "reference": None, "stub": None, "before": None}
+    with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
+        ref_tree = Path(tmp) / "gold"
+        lay_work_tree(task_dir, ref_tree, answer_dir)
+        ref = grade(task_dir, ref_tree, image=image, limits=limits, expected=expected,
+                    log_path=log_dir / "reference.log" if log_dir else None)
+        record["reference"] = ref.to_json()
+        if not ref.passed:
+            record["environmental"] = environmental(ref)
+            lost = [i for i in expected if i not in ref.tests]
+            record["reason"] = (f"{record['environmental']}: the gold patch's tests did not finish" if record["environmental"]
+                                else f"with the gold patch, {len(lost)} test(s) do not pass: {_named(lost, names)}" if lost
+                                else "with the gold patch: " + "; ".join(ref.evidence)[:600])
+        else:
+            base_tree = Path(tmp) / "base"
+            lay_work_tree(task_dir, base_tree)
+            stub = grade(task_dir, base_tree, image=image, limits=limits, expected=expected,
+                         log_path=log_dir / "stub.log" if log_dir else None)
+            record["stub"] = stub.to_json()
+            passed = set(stub.tests)
+            early = [i for i in f2p if i in passed]
+            broken = [i for i in p2p if i not in passed]
+            record["before"] = {"fail_to_pass_passed": early, "pass_to_pass_failed": broken}
+            if environmental(stub):
+                record["environmental"] = environmental(stub)
+                record["reason"] = f"{record['environmental']}: the base commit's tests did not finish"
+            elif stub.verdict == "tampered":
+                record["reason"] = "the base run's report was flagged tampered: " + "; ".join(stub.evidence)
+            elif early:
+                record["reason"] = f"before the fix, FAIL_TO_PASS test(s) pass: {_named(early, names)}"
+            elif broken:
+                record["reason"] = f"before the fix, PASS_TO_PASS test(s) fail: {_named(broken, names)}"
+            else:
+                record["status"], record["tests"] = "kept", sorted(expected)
+    record["seconds"] = round(time.monotonic() - start, 3)
+    return record
+
+
+def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
+    """Prove the staged swe task in ``build`` (``.lab/build/swe/<id>/``) and write ``proof.json``; a render that
+    failed becomes a ``rejected`` proof with its reason, without any container."""
+    render_record = read_json(build / "render.json")
+    meta = render_record["meta"]
+    if render_record.get("error"):
+        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language", "python"),
+                  "exercise": meta.get("exercise", meta["task"]), "repo": meta.get("repo"), "status": "rejected",
+                  "reason": render_record["error"], "environmental": None, "tests": [], "reference": None,
+                  "stub": None, "before": None, "seconds": 0.0}
+    else:
+        record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta, log_dir=build / "logs")
+    write_json(build / "proof.json", record)
+    return record
