@@ -96,7 +96,8 @@ ENVS: tuple[Env, ...] = (
         pythonpath="src"),
     Env("pytest-7.0", "pytest-dev/pytest", ("7.0",), "3.11", "bookworm",
         install=("SETUPTOOLS_SCM_PRETEND_VERSION=7.0.0 pip install -c /opt/lab/constraints.txt '.[testing]'",),
-        pins=("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0"),
+        pins=("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0",
+              "hypothesis==6.31.6"),  # later hypothesis plugins need pytest 7.0's final hook arguments
         pythonpath="src", prepare=PYTEST_VERSION_FILE),
     Env("pytest-8.0", "pytest-dev/pytest", ("8.0",), "3.11", "bookworm",
         install=("SETUPTOOLS_SCM_PRETEND_VERSION=8.0.0 pip install -c /opt/lab/constraints.txt '.[testing]'",),
@@ -113,9 +114,28 @@ ENVS: tuple[Env, ...] = (
 )
 
 
-def env_for(repo: str, version: str) -> Env | None:
-    """The environment of ``repo`` at ``version`` in lab's table, or None when lab has none."""
-    for env in ENVS:
+def environments(suite: Suite | None = None) -> tuple[Env, ...]:
+    """Lab's table ``ENVS`` with the ``[envs.<name>]`` tables of the tier's suite.toml laid over it (same name:
+    replaced; new name: added; fields as ``Env``'s). Raises Rejected naming the table on a bad entry."""
+    extra = (suite.table.get("envs") if suite else None) or {}
+    out = {e.name: e for e in ENVS}
+    for name, raw in extra.items():
+        try:
+            out[name] = Env(
+                name=name, repo=str(raw["repo"]), versions=tuple(str(v) for v in raw["versions"]),
+                python=str(raw.get("python", "3.11")), suite=str(raw.get("suite", "bookworm")),
+                install=tuple(raw.get("install", ())), pins=tuple(raw.get("pins", ())), apt=tuple(raw.get("apt", ())),
+                pythonpath=str(raw.get("pythonpath", ".")), setup_source=bool(raw.get("setup_source", True)),
+                prepare=tuple(raw.get("prepare", ())), test_env=tuple(sorted(dict(raw.get("test_env", {})).items())))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise Rejected(f"evals/swe/suite.toml [envs.{name}]: missing or malformed {exc}; give repo, versions "
+                           "and install") from None
+    return tuple(out.values())
+
+
+def env_for(repo: str, version: str, envs: tuple[Env, ...] = ENVS) -> Env | None:
+    """The environment of ``repo`` at ``version`` in ``envs`` (lab's table), or None when it has none."""
+    for env in envs:
         if env.repo == repo and version in env.versions:
             return env
     return None
@@ -230,6 +250,21 @@ def junit_id(nodeid: str) -> str:
     return ".".join(names[:-1]) + "::" + names[-1]
 
 
+def truncated(name: str) -> bool:
+    """True for a SWE-bench test name cut at its first space (its log parser splits lines on spaces): a
+    parametrized name whose ``[`` is never closed. Such a name stands for every test id that begins with it
+    and a space (resolved against the gold patch's run when proving)."""
+    return "[" in name and not name.endswith("]")
+
+
+def members(test_id: str, ids, cut: set[str]) -> list[str]:
+    """The ids among ``ids`` that the expected ``test_id`` stands for: itself, or when it is a truncated
+    name (in ``cut``) every id beginning with it and a space."""
+    if test_id not in cut:
+        return [test_id]
+    return sorted(i for i in ids if i.startswith(test_id + " "))
+
+
 def sympy_id(name: str, files: dict[str, str]) -> str | None:
     """The JUnit id of sympy's test function ``name`` (a bare SWE-bench name): the one file among ``files``
     (path → text after the test patch) defining ``def name(`` at module level; None when none or several do."""
@@ -328,10 +363,11 @@ class SweTier:
             ids = ids[:limit]
         repos = var("repos") or suite.table.get("repos") or None
         templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
+        envs = environments(suite)
         specs = []
         for iid in ids:
             inst = data[iid]
-            env = env_for(inst.repo, inst.version)
+            env = env_for(inst.repo, inst.version, envs)
             specs.append(TaskSpec(
                 name=iid, groups={"language": "python", "exercise": iid, "repo": inst.repo},
                 deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
@@ -421,6 +457,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "gold_files": sorted(gold), "solution_files": sorted(gold),
         "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
+        "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
         "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"]),
     }
     out = Rendered()
@@ -501,31 +538,34 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
     start = time.monotonic()
     f2p, p2p = list(meta["fail_to_pass"]), list(meta["pass_to_pass"])
     names = meta.get("test_names", {})
-    expected = f2p + p2p
+    cut = set(meta.get("truncated", []))
+    exact = [i for i in f2p + p2p if i not in cut]
     record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
               "exercise": meta["exercise"], "repo": meta["repo"], "status": "rejected", "reason": "",
               "environmental": None, "tests": [], "reference": None, "stub": None, "before": None}
     with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
         ref_tree = Path(tmp) / "gold"
         lay_work_tree(task_dir, ref_tree, answer_dir)
-        ref = grade(task_dir, ref_tree, image=image, limits=limits, expected=expected,
+        ref = grade(task_dir, ref_tree, image=image, limits=limits, expected=exact,
                     log_path=log_dir / "reference.log" if log_dir else None)
         record["reference"] = ref.to_json()
-        if not ref.passed:
+        # a truncated name stands for the ids the gold run passed under it (the gold patch and tests are trusted)
+        lost = [i for i in exact if i not in ref.tests] + [i for i in sorted(cut) if not members(i, ref.tests, cut)]
+        if not ref.passed or lost:
             record["environmental"] = environmental(ref)
-            lost = [i for i in expected if i not in ref.tests]
             record["reason"] = (f"{record['environmental']}: the gold patch's tests did not finish" if record["environmental"]
                                 else f"with the gold patch, {len(lost)} test(s) do not pass: {_named(lost, names)}" if lost
                                 else "with the gold patch: " + "; ".join(ref.evidence)[:600])
         else:
+            expected = sorted({m for i in f2p + p2p for m in members(i, ref.tests, cut)})
             base_tree = Path(tmp) / "base"
             lay_work_tree(task_dir, base_tree)
             stub = grade(task_dir, base_tree, image=image, limits=limits, expected=expected,
                          log_path=log_dir / "stub.log" if log_dir else None)
             record["stub"] = stub.to_json()
             passed = set(stub.tests)
-            early = [i for i in f2p if i in passed]
-            broken = [i for i in p2p if i not in passed]
+            early = [i for i in f2p if any(m in passed for m in members(i, expected, cut))]
+            broken = [i for i in p2p if not all(m in passed for m in members(i, expected, cut))]
             record["before"] = {"fail_to_pass_passed": early, "pass_to_pass_failed": broken}
             if environmental(stub):
                 record["environmental"] = environmental(stub)
@@ -537,7 +577,7 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
             elif broken:
                 record["reason"] = f"before the fix, PASS_TO_PASS test(s) fail: {_named(broken, names)}"
             else:
-                record["status"], record["tests"] = "kept", sorted(expected)
+                record["status"], record["tests"] = "kept", expected
     record["seconds"] = round(time.monotonic() - start, 3)
     return record
 
@@ -556,3 +596,152 @@ def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
         record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta, log_dir=build / "logs")
     write_json(build / "proof.json", record)
     return record
+
+
+# ---- predictions in and out (SWE-bench's JSONL: instance_id, model_name_or_path, model_patch) ----
+
+RESULTS_FORMAT = 1
+PSEUDO = ("gold", "empty")  # predictions=gold / predictions=empty: made from the published tasks
+
+
+def read_predictions(path: Path) -> list[dict]:
+    """The records of a predictions file: JSONL, a JSON array, or a JSON object keyed by instance id (the three
+    shapes SWE-bench accepts). Each has ``instance_id``; ``model_patch`` may be missing or empty. Raises
+    Rejected naming the file and the line that is wrong."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise Rejected(f"predictions file {path} does not exist") from None
+    try:
+        if text.lstrip().startswith("["):
+            rows = json.loads(text)
+        elif text.lstrip().startswith("{") and "\n{" not in text.strip():
+            obj = json.loads(text)
+            if "instance_id" in obj or not all(isinstance(v, dict) for v in obj.values()):
+                rows = [obj]
+            else:
+                rows = [{"instance_id": k, **v} for k, v in obj.items()]
+        else:
+            rows = []
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except ValueError as exc:
+                        raise Rejected(f"{path}:{n}: not a JSON object ({exc})") from None
+    except ValueError as exc:
+        raise Rejected(f"{path}: not JSON or JSONL ({exc})") from None
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
+            raise Rejected(f"{path}: record {n} has no instance_id")
+    return rows
+
+
+def published(suite: Suite) -> list[str]:
+    """The instance ids of the tier's published tasks (a task folder with ``tests.json``), sorted."""
+    if not suite.tasks_dir.is_dir():
+        return []
+    return sorted(p.name for p in suite.tasks_dir.iterdir() if (p / "tests.json").is_file())
+
+
+def pseudo_predictions(suite: Suite, kind: str, dataset: Path) -> Path:
+    """Write ``evals/swe/predictions/<kind>.jsonl`` for every published task: ``gold`` (the dataset's gold
+    patches) or ``empty`` (no patch at all); returns its path."""
+    data = load_dataset(dataset)
+    rows = [{"instance_id": i, "model_name_or_path": kind, "model_patch": data[i].patch if kind == "gold" else ""}
+            for i in published(suite) if i in data]
+    path = suite.dir / "predictions" / f"{kind}.jsonl"
+    write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return path
+
+
+def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: list[str],
+           cut: set[str]) -> dict[str, list[str]]:
+    """SWE-bench's tests_status entry: the names of ``ids`` whose tests all passed, and the others."""
+    ok = [i for i in ids if members(i, expected, cut) and all(m in passed for m in members(i, expected, cut))]
+    return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
+
+
+def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
+    """Grade one prediction against the published task of its instance, with the held-out tests, and write its
+    log folder ``out_dir/<instance_id>/`` (``patch.diff``, ``test_output.txt``, ``report.json``). Returns the
+    report: ``status`` is ``resolved`` (every FAIL_TO_PASS and PASS_TO_PASS test passed), ``unresolved``,
+    ``empty_patch`` (nothing to apply) or ``error`` (not a published task, a patch that does not apply, or an
+    infrastructure failure: never counted as the model's failure to resolve), with ``reason``."""
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+    from rules.sandbox import SandboxError
+    from rules.upstream import apply_patch
+
+    iid = record["instance_id"]
+    patch = record.get("model_patch") or ""
+    task_dir = suite.tasks_dir / iid
+    logs = out_dir / iid
+    report = {"instance_id": iid, "model_name_or_path": record.get("model_name_or_path"), "status": "error",
+              "reason": "", "verdict": None, "evidence": [], "tests_status": None, "seconds": 0.0}
+    start = time.monotonic()
+    write_atomic(logs / "patch.diff", patch)
+    meta = read_json(task_dir / "task.json")
+    if not (task_dir / "tests.json").is_file() or not meta:
+        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+    elif not patch.strip():
+        report["status"], report["reason"] = "empty_patch", "the prediction has no patch"
+    else:
+        with tempfile.TemporaryDirectory(prefix="lab-eval-") as tmp:
+            tree = Path(tmp) / "work"
+            try:
+                lay_work_tree(task_dir, tree)
+                problem = apply_patch(tree, patch)
+                if problem:
+                    report["reason"] = f"the patch does not apply: {problem}"
+                else:
+                    g = grade(task_dir, tree, image=meta["image"], limits=suite.prove,
+                              log_path=logs / "test_output.txt")
+                    names, cut = meta.get("test_names", {}), set(meta.get("truncated", []))
+                    expected = (read_json(task_dir / "tests.json") or {}).get("tests", [])
+                    passed = set(g.tests)
+                    report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
+                                  evidence=g.evidence, reason="; ".join(g.evidence)[:600],
+                                  tests_status={"FAIL_TO_PASS": _split(meta["fail_to_pass"], passed, names, expected, cut),
+                                                "PASS_TO_PASS": _split(meta["pass_to_pass"], passed, names, expected, cut)})
+            except (SandboxError, RuntimeError) as exc:
+                report["reason"] = f"infrastructure: {exc}"[:600]
+    report["seconds"] = round(time.monotonic() - start, 3)
+    write_json(logs / "report.json", report)
+    return report
+
+
+def evaluate(suite: Suite, predictions: Path, out_dir: Path | None = None, log=sys.stderr) -> dict:
+    """Grade every prediction of the file ``predictions`` and write ``<out_dir>/results.json`` (default
+    ``evals/swe/evaluations/<file stem>/``) beside the per-instance logs. Returns the results:
+    ``{"version", "predictions", "models", "total_instances" (published tasks), "submitted", "completed"
+    (graded), "resolved", "unresolved", "error", "empty_patch" (id lists), "resolved_rate" (over the
+    published tasks), "instances": {id: report}}``. A later record for the same instance replaces an earlier."""
+    rows = {r["instance_id"]: r for r in read_predictions(predictions)}
+    out_dir = Path(out_dir) if out_dir else suite.dir / "evaluations" / Path(predictions).stem
+    reports = {}
+    for n, (iid, row) in enumerate(sorted(rows.items()), 1):
+        rep = evaluate_one(suite, row, out_dir)
+        reports[iid] = rep
+        print(f"[evaluate {n}/{len(rows)}] {iid}: {rep['status']}"
+              + (f" ({rep['reason'][:200]})" if rep["status"] in ("error", "unresolved") and rep["reason"] else "")
+              + f" in {rep['seconds']:.1f}s", file=log, flush=True)
+    by = {k: sorted(i for i, r in reports.items() if r["status"] == k)
+          for k in ("resolved", "unresolved", "error", "empty_patch")}
+    total = len(published(suite))
+    results = {"version": RESULTS_FORMAT, "predictions": str(predictions),
+               "models": sorted({str(r.get("model_name_or_path")) for r in rows.values()}),
+               "total_instances": total, "submitted": len(rows),
+               "completed": len(by["resolved"]) + len(by["unresolved"]), **by,
+               "resolved_rate": round(len(by["resolved"]) / total, 4) if total else None,
+               "instances": reports}
+    write_json(out_dir / "results.json", results)
+    return results
+
+
+def results_summary(results: dict) -> str:
+    """One line for the terminal."""
+    return (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
+            f"published ({len(results['unresolved'])} unresolved, {len(results['error'])} error, "
+            f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")

@@ -244,6 +244,33 @@ def _image_current(stamp: Path) -> bool:
     return images.stamp_current(stamp.stem)
 
 
+def _evaluate(predictions: str | None, dataset: str | None) -> None:
+    from rules import swebench
+    from rules.tier import Rejected
+
+    if not predictions:
+        return TaskFailed("give predictions=FILE (SWE-bench JSONL: instance_id, model_name_or_path, model_patch), "
+                          "or predictions=gold / predictions=empty")
+    suite = load_suite("swe")
+    try:
+        path = Path(predictions)
+        if predictions in swebench.PSEUDO and not path.exists():
+            path = swebench.pseudo_predictions(suite, predictions,
+                                               swebench.dataset_path(suite, lambda n, d=None: dataset or d))
+        results = swebench.evaluate(suite, path)
+    except Rejected as exc:
+        return TaskFailed(str(exc))
+    print(swebench.results_summary(results))
+    return None
+
+
+def task_evaluate():
+    """Grade a predictions file with the swe tier's held-out tests: ``doit evaluate predictions=FILE`` (or
+    ``predictions=gold`` / ``predictions=empty``); writes evals/swe/evaluations/<name>/ (logs, results.json)."""
+    return {"actions": [(_evaluate, [get_var("predictions"), get_var("dataset")])], "uptodate": [False],
+            "verbosity": 2}
+
+
 def _scenarios(tier: str) -> None:
     suite = load_suite(tier)
     manifest = read_json(suite.manifest_path)

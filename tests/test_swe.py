@@ -1,0 +1,189 @@
+"""The swe tier on a fixture repository built at test time (never upstream code): test identity, the work tree cut
+at the base commit, held-out tests, the proof both ways, and predictions in and out."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_doit
+from fixture_swe import FIXED_SOURCE, HINT, ISSUE, make_calc, write_swe_suite
+from rules import swebench
+from rules.tier import Rejected
+
+
+# ---- test identity (no Docker) ----
+
+@pytest.mark.parametrize("nodeid, junit", [
+    ("tests/test_config.py::test_config_from_file_toml", "tests.test_config::test_config_from_file_toml"),
+    ("testing/test_assertrewrite.py::TestIssue11140::test_constant", "testing.test_assertrewrite.TestIssue11140::test_constant"),
+    ("tests/test_x.py::test_enc[utf-8]", "tests.test_x::test_enc[utf-8]"),
+    ("tests/test_x.py::test_path[a/b.py::c]", "tests.test_x::test_path[a/b.py::c]"),
+])
+def test_swe_bench_names_map_to_pytest_junit_ids(nodeid, junit):
+    assert swebench.junit_id(nodeid) == junit
+
+
+def test_sympy_names_map_to_the_one_file_defining_them():
+    files = {"sympy/core/tests/test_basic.py": "def test_immutable():\n    pass\n",
+             "sympy/core/tests/test_other.py": "def test_other():\n    def test_immutable():\n        pass\n"}
+    assert swebench.sympy_id("test_immutable", files) == "sympy.core.tests.test_basic::test_immutable"
+    files["sympy/core/tests/test_more.py"] = "def test_immutable():\n    pass\n"
+    assert swebench.sympy_id("test_immutable", files) is None  # two files define it: no single id
+    assert swebench.sympy_id("test_missing", files) is None
+
+
+def test_predictions_are_read_in_the_three_shapes(tmp_path):
+    rec = {"instance_id": "a", "model_name_or_path": "m", "model_patch": "p"}
+    for text in (json.dumps(rec) + "\n", json.dumps([rec]), json.dumps({"a": {"model_name_or_path": "m", "model_patch": "p"}})):
+        (tmp_path / "p.jsonl").write_text(text)
+        assert swebench.read_predictions(tmp_path / "p.jsonl") == [rec]
+    (tmp_path / "p.jsonl").write_text('{"model_patch": "x"}\n')
+    with pytest.raises(Rejected, match="no instance_id"):
+        swebench.read_predictions(tmp_path / "p.jsonl")
+
+
+# ---- rendering from the fixture repository (no Docker) ----
+
+@pytest.fixture
+def calc(tmp_path):
+    repos, records = make_calc(tmp_path / "src")
+    return repos, {r["instance_id"]: swebench._instance(r) for r in records}
+
+
+def _env():
+    return swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
+                        setup_source=False)
+
+
+def _lay(rendered, dest: Path) -> Path:
+    task = dest / "task"
+    for rel, (data, mode) in rendered.task_files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+        (task / rel).chmod(mode)
+    tree = dest / "work"
+    subprocess.run(["sh", str(task / "setup.sh"), str(tree)], check=True)
+    return tree
+
+
+def test_work_tree_is_the_base_commit_alone_with_no_history_after_it(calc, tmp_path):
+    repos, insts = calc
+    tree = _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    git = lambda *a: subprocess.run(["git", *a], cwd=tree, capture_output=True, text=True, check=True).stdout
+    assert len(git("log", "--all", "--oneline").splitlines()) == 1
+    assert git("tag") == "" and git("remote") == ""
+    assert git("status", "--porcelain") == ""  # every file of the base tree is in that one commit
+    objects = git("rev-list", "--all", "--objects")
+    fixed_blob = subprocess.run(["git", "hash-object", "--stdin"], input=FIXED_SOURCE, capture_output=True,
+                                text=True, check=True).stdout.strip()
+    assert fixed_blob not in objects  # the fix is nowhere in the repository
+    assert (tree / "calc" / "__init__.py").read_text() == "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def test_held_out_tests_and_hints_never_reach_the_work_tree_or_prompt(calc, tmp_path):
+    repos, insts = calc
+    rendered = swebench.render(insts["lab__calc-1"], _env(), str(repos))
+    tree = _lay(rendered, tmp_path)
+    every = "".join(p.read_text(errors="replace") for p in tree.rglob("*") if p.is_file() and ".git" not in p.parts)
+    assert "test_add" not in every and "test_add" not in rendered.task_files["prompt.txt"][0].decode()
+    prompt = rendered.task_files["prompt.txt"][0].decode()
+    assert ISSUE in prompt and HINT not in prompt
+    assert "test_add" in rendered.task_files["holdout/test.patch"][0].decode()  # kept in the task, for the grader
+    assert set(rendered.answer_files) == {"calc/__init__.py"}
+    assert rendered.answer_files["calc/__init__.py"][0].decode() == FIXED_SOURCE
+    meta = rendered.meta
+    assert meta["fail_to_pass"] == ["tests.test_calc::test_add"] and meta["pass_to_pass"] == ["tests.test_calc::test_mul"]
+    assert meta["image"] == "lab/swe-env:calc"
+    # the agent's test command runs the pre-existing test file the held-out patch changes, at base: never test_add
+    assert meta["test_cmd"].endswith("tests/test_calc.py") and "test_add" not in meta["test_cmd"]
+
+
+def test_instance_without_an_environment_is_rejected_with_the_reason(calc):
+    repos, insts = calc
+    with pytest.raises(Rejected, match="no environment for lab/calc 0.1"):
+        swebench.render(insts["lab__calc-1"], None, str(repos))
+
+
+# ---- the proof and predictions, through doit, in the real engine ----
+
+@pytest.fixture(scope="module")
+def swe_home(tmp_path_factory):
+    """A lab home with the fixture swe tier, generated once (env image, render, proof) for the module."""
+    root = tmp_path_factory.mktemp("swe")
+    make_calc(root / "src")
+    home = root / "home"
+    write_swe_suite(home, root / "src")
+    res = run_doit(home, "gen:swe")
+    return home, res
+
+
+@pytest.mark.docker
+def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(swe_home):
+    home, res = swe_home
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    manifest = json.loads((home / "evals" / "swe" / "manifest.json").read_text())
+    status = {t["task"]: t for t in manifest["tasks"]}
+    assert status["lab__calc-1"]["status"] == "kept"
+    assert status["lab__calc-2"]["status"] == "rejected"
+    assert "FAIL_TO_PASS test(s) pass" in status["lab__calc-2"]["reason"]
+    assert "tests/test_calc.py::test_mul" in status["lab__calc-2"]["reason"]
+    proof = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "proof.json").read_text())
+    assert proof["tests"] == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]
+    assert proof["before"] == {"fail_to_pass_passed": [], "pass_to_pass_failed": []}
+    assert proof["stub"]["evidence"] == ["1 test(s) did not pass: tests.test_calc::test_add"]
+    tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "tests.json").read_text())
+    assert tests["tests"] == proof["tests"]
+    assert not (home / "evals" / "swe" / "tasks" / "lab__calc-2").exists()
+    # nothing changed: a second gen redoes no work
+    again = run_doit(home, "gen:swe")
+    assert again.code == 0 and not again.executed("prove:") and not again.executed("env:"), again.stdout
+
+
+def _evaluate(home: Path, predictions: str) -> dict:
+    res = run_doit(home, "evaluate", f"predictions={predictions}")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    name = Path(predictions).stem
+    return json.loads((home / "evals" / "swe" / "evaluations" / name / "results.json").read_text())
+
+
+@pytest.mark.docker
+def test_predictions_round_trip_gold_resolves_empty_resolves_none(swe_home, tmp_path):
+    home, res = swe_home
+    assert res.code == 0
+    gold = _evaluate(home, "gold")
+    assert gold["resolved"] == ["lab__calc-1"] and gold["total_instances"] == 1
+    rep = gold["instances"]["lab__calc-1"]
+    assert rep["tests_status"]["FAIL_TO_PASS"] == {"success": ["tests/test_calc.py::test_add"], "failure": []}
+    assert (home / "evals" / "swe" / "predictions" / "gold.jsonl").is_file()
+    empty = _evaluate(home, "empty")
+    assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calc-1"]
+    # a patch that edits the held-out test file instead of the code: the held-out tests are laid back, unresolved
+    cheat = ("diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n"
+             "@@ -1,5 +1,9 @@\n from calc import mul\n \n \n def test_mul():\n     assert mul(2, 3) == 6\n+\n+\n"
+             "+def test_add():\n+    pass\n")
+    bad = "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n"
+    rows = [{"instance_id": "lab__calc-1", "model_name_or_path": "cheat", "model_patch": cheat},
+            {"instance_id": "lab__calc-404", "model_name_or_path": "cheat", "model_patch": bad}]
+    (tmp_path / "cheat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = _evaluate(home, str(tmp_path / "cheat.jsonl"))
+    assert out["unresolved"] == ["lab__calc-1"] and out["error"] == ["lab__calc-404"]
+    assert out["instances"]["lab__calc-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == ["tests/test_calc.py::test_add"]
+    # a patch that does not apply is an error, never an unresolved
+    rows = [{"instance_id": "lab__calc-1", "model_name_or_path": "bad", "model_patch": bad}]
+    (tmp_path / "bad.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    out = _evaluate(home, str(tmp_path / "bad.jsonl"))
+    assert out["error"] == ["lab__calc-1"] and "does not apply" in out["instances"]["lab__calc-1"]["reason"]
+
+
+def test_names_swe_bench_cut_at_a_space_stand_for_every_id_they_begin():
+    name = "testing/test_assertrewrite.py::test_get_assertion_exprs[multi"
+    assert swebench.truncated(name) and not swebench.truncated("tests/t.py::test_x[utf-8]")
+    cut = {swebench.junit_id(name)}
+    ids = ["testing.test_assertrewrite::test_get_assertion_exprs[multi line]",
+           "testing.test_assertrewrite::test_get_assertion_exprs[multi-line x]",
+           "testing.test_assertrewrite::test_other"]
+    assert swebench.members(swebench.junit_id(name), ids, cut) == [ids[0]]
+    assert swebench.members("a::b", ids, cut) == ["a::b"]
