@@ -35,7 +35,7 @@ from rules.files import read_json, write_atomic, write_json
 from rules.tier import ImageSpec, Rejected, Selection, TaskSpec, flag
 
 TIER = "swe"
-TASK_FORMAT = 1
+TASK_FORMAT = 2  # version of task.json (bump when its fields change meaning: every swe task renders again)
 PROOF_FORMAT = 2
 IMAGE_PREFIX = "lab/swe-env"
 PYTHON = "/opt/lab/venv/bin/python"
@@ -454,7 +454,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "version": TASK_FORMAT, "tier": TIER, "task": inst.id, "language": "python", "exercise": inst.id,
         "repo": inst.repo, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
         "image": env.tag, "report": "junit", "test_files": files, "test_patch_files": touched,
-        "gold_files": sorted(gold), "solution_files": sorted(gold),
+        "gold_files": sorted(gold), "solution_files": [],  # no {files} for the agent: finding them is the task
         "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
