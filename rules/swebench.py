@@ -745,3 +745,24 @@ def results_summary(results: dict) -> str:
     return (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
             f"published ({len(results['unresolved'])} unresolved, {len(results['error'])} error, "
             f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")
+
+
+def work_patch(task_dir: Path, work_tree: Path) -> str:
+    """An agent's work as a patch: the diff from the task's base tree (laid afresh by its setup.sh) to the files
+    of ``work_tree``; the agent's own ``.git`` is never read. Empty when the agent changed nothing."""
+    from rules.prove import lay_work_tree
+    from rules.upstream import diff_against
+
+    with tempfile.TemporaryDirectory(prefix="lab-base-") as tmp:
+        base = Path(tmp) / "base"
+        lay_work_tree(Path(task_dir), base)
+        return diff_against(base, work_tree)
+
+
+def write_predictions(suite: Suite, name: str, model: str, patches: dict[str, str]) -> Path:
+    """Write ``evals/swe/predictions/<name>.jsonl`` in SWE-bench's format (one record per instance, sorted:
+    ``instance_id``, ``model_name_or_path`` = ``model``, ``model_patch``); returns its path."""
+    rows = [{"instance_id": i, "model_name_or_path": model, "model_patch": patches[i]} for i in sorted(patches)]
+    path = suite.dir / "predictions" / f"{name}.jsonl"
+    write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return path

@@ -267,3 +267,22 @@ def apply_patch(work_tree: Path, patch: str) -> str | None:
             lines = (exc.stderr or str(exc)).strip().splitlines()
             return lines[0][:300] if lines else "git apply failed"
     return None
+
+
+def diff_against(base: Path, work_tree: Path) -> str:
+    """The change from the repository ``base`` (a work tree laid by a task's setup.sh: lab's own repository,
+    whose HEAD is the base commit) to the files of ``work_tree`` (any folder, e.g. an agent's final work tree;
+    its own ``.git`` is never read), as a binary-safe git diff with ``a/``/``b/`` paths: the model_patch of a
+    prediction. Files the base's ``.gitignore`` rules ignore are left out. Empty when nothing changed."""
+    import os
+
+    git = _git()
+    base, work_tree = Path(base).resolve(), Path(work_tree).resolve()
+    with tempfile.TemporaryDirectory(prefix="lab-diff-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_CONFIG_GLOBAL": "/dev/null"}
+        cmd = ["git", f"--git-dir={base / '.git'}", f"--work-tree={work_tree}"]
+        runner = git.Git(str(work_tree))
+        runner.execute(cmd + ["read-tree", "HEAD"], env=env)
+        runner.execute(cmd + ["add", "-A", "--", "."], env=env)
+        return runner.execute(cmd + ["diff", "--cached", "--binary", "HEAD"], env=env, strip_newline_in_stdout=False)

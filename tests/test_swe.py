@@ -187,3 +187,24 @@ def test_names_swe_bench_cut_at_a_space_stand_for_every_id_they_begin():
            "testing.test_assertrewrite::test_other"]
     assert swebench.members(swebench.junit_id(name), ids, cut) == [ids[0]]
     assert swebench.members("a::b", ids, cut) == ["a::b"]
+
+
+def test_an_agents_work_tree_becomes_the_patch_that_reapplies_it(calc, tmp_path):
+    from rules.upstream import apply_patch
+
+    repos, insts = calc
+    rendered = swebench.render(insts["lab__calc-1"], _env(), str(repos))
+    work = _lay(rendered, tmp_path)
+    task = tmp_path / "task"
+    assert swebench.work_patch(task, work) == ""
+    (work / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+    (work / "calc" / "new.py").write_text("X = 1\n")
+    (work / "README.md").unlink()
+    subprocess.run(["git", "-C", str(work), "config", "core.fsmonitor", "touch /tmp/pwned-by-agent"], check=True)
+    patch = swebench.work_patch(task, work)
+    assert "+    return a + b" in patch and "calc/new.py" in patch and "deleted file" in patch
+    again = tmp_path / "again"
+    subprocess.run(["sh", str(task / "setup.sh"), str(again)], check=True)
+    assert apply_patch(again, patch) is None
+    assert (again / "calc" / "__init__.py").read_text() == FIXED_SOURCE and not (again / "README.md").exists()
+    assert not Path("/tmp/pwned-by-agent").exists()  # the agent's .git/config was never read
