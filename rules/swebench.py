@@ -20,6 +20,7 @@ is looked up in the test files of the test patch (``sympy_id``).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -53,7 +54,8 @@ class Env:
     instance's environment-setup commit, when ``setup_source``) or ``/opt/lab``, ``pins`` (pip constraints),
     extra ``apt`` packages, the ``pythonpath`` folder of the work tree that holds the package (``src`` or
     ``.``), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
-    the instance's version), and ``test_env`` (extra environment of the test run)."""
+    the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
+    serves, ahead of entries matched by version) and ``exclude`` (test names dropped from every expectation)."""
 
     name: str
     repo: str
@@ -67,6 +69,8 @@ class Env:
     setup_source: bool = True
     prepare: tuple[str, ...] = ()
     test_env: tuple[tuple[str, str], ...] = ()
+    only: tuple[str, ...] = ()  # when given: the instances it serves (before any entry serving by version)
+    exclude: tuple[str, ...] = ()  # SWE-bench test names never expected (they need a network): recorded in task.json
 
     @property
     def tag(self) -> str:
@@ -87,29 +91,70 @@ class Env:
 
 PYTEST_VERSION_FILE = ("printf 'version = __version__ = \"{version}.0\"\\nversion_tuple = __version_tuple__ = ({major}, {minor}, 0)\\n'"
                        " > src/_pytest/_version.py",)
+def _pytest(version: str, python: str, pins: tuple[str, ...], only: tuple[str, ...] = (), pre: tuple[str, ...] = ()) -> Env:
+    """pytest's own repository: the package at the environment-setup commit (for its metadata; the work tree's
+    copy is what runs) with the pins of its era; no test extras (tests needing them skip, as in the dataset's
+    own runs)."""
+    suite = "bookworm" if python == "3.11" else "bullseye"
+    name = f"pytest-{version}" + (f"-py{python}" if only else "")
+    return Env(name, "pytest-dev/pytest", (version,), python, suite,
+               install=pre + (f"SETUPTOOLS_SCM_PRETEND_VERSION={version}.0 pip install . " + " ".join(pins),),
+               pins=(), pythonpath="src", prepare=PYTEST_VERSION_FILE, only=only)
 
+
+_PY4 = ("atomicwrites==1.4.1", "attrs==23.1.0", "more-itertools==10.1.0", "py==1.11.0")
+_PY5 = _PY4 + ("packaging==23.1", "pluggy==0.13.1", "wcwidth==0.2.6")
+_PY8 = ("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup==1.1.3", "tomli==2.0.1")
+_PYLINT = ("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
+           "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0")
+
+# Lab's own table, recorded from the study (shared/notes/swe-tier-data.md) and the era pins of each project.
 ENVS: tuple[Env, ...] = (
     Env("flask-2.3", "pallets/flask", ("2.3",), "3.11", "bookworm",
         install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
         pins=("setuptools==70.0.0", "click==8.1.3", "itsdangerous==2.1.2", "Jinja2==3.1.2", "MarkupSafe==2.1.1",
               "Werkzeug==2.3.7"),
         pythonpath="src"),
-    Env("pytest-7.0", "pytest-dev/pytest", ("7.0",), "3.11", "bookworm",
-        install=("SETUPTOOLS_SCM_PRETEND_VERSION=7.0.0 pip install -c /opt/lab/constraints.txt '.[testing]'",),
-        pins=("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0",
-              "hypothesis==6.31.6"),  # later hypothesis plugins need pytest 7.0's final hook arguments
-        pythonpath="src", prepare=PYTEST_VERSION_FILE),
-    Env("pytest-8.0", "pytest-dev/pytest", ("8.0",), "3.11", "bookworm",
-        install=("SETUPTOOLS_SCM_PRETEND_VERSION=8.0.0 pip install -c /opt/lab/constraints.txt '.[testing]'",),
-        pins=("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup==1.1.3", "tomli==2.0.1"),
-        pythonpath="src", prepare=PYTEST_VERSION_FILE),
-    Env("pylint-2.15", "pylint-dev/pylint", ("2.15",), "3.11", "bookworm",
-        install=("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
-                 "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0"),
+    Env("flask-2.0", "pallets/flask", ("2.0",), "3.9", "bullseye",
+        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
+        pins=("setuptools==70.0.0", "Werkzeug==2.3.7", "Jinja2==3.0.1", "itsdangerous==2.1.2", "click==8.0.1",
+              "MarkupSafe==2.1.3"),
+        pythonpath="src"),
+    Env("requests-2.10", "psf/requests", ("2.10",), "3.9", "bullseye",
+        install=("pip install . pytest",),
+        # these connect to a private-range address (TARPIT) by design: never run with a network, never expected
+        exclude=("test_requests.py::TestTimeout::test_connect_timeout",
+                 "test_requests.py::TestTimeout::test_total_timeout_connect")),
+    _pytest("4.4", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0")),
+    _pytest("4.5", "3.9", _PY4 + ("pluggy==0.11.0", "setuptools==68.0.0", "six==1.16.0", "wcwidth==0.2.6")),
+    _pytest("4.6", "3.9", _PY5 + ("six==1.16.0",)),
+    _pytest("5.0", "3.9", _PY5),
+    _pytest("5.1", "3.9", _PY5),
+    _pytest("5.2", "3.9", _PY5),
+    _pytest("5.3", "3.9", ("attrs==23.1.0", "more-itertools==10.1.0", "packaging==23.1", "pluggy==0.13.1",
+                           "py==1.11.0", "wcwidth==0.2.6")),
+    _pytest("5.4", "3.9", ("py==1.11.0", "packaging==23.1", "attrs==23.1.0", "more-itertools==10.1.0",
+                           "pluggy==0.13.1")),
+    _pytest("6.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "more-itertools==10.1.0", "packaging==23.1",
+                           "pluggy==0.13.1", "py==1.11.0", "toml==0.10.2")),
+    _pytest("6.3", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0",
+                           "toml==0.10.2"), pre=("sed -i 's/>=>=/>=/' setup.cfg",)),
+    _pytest("7.0", "3.11", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0"),
+            only=("pytest-dev__pytest-9359",)),
+    _pytest("7.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0")),
+    _pytest("8.0", "3.11", _PY8),
+    Env("pylint-2.15", "pylint-dev/pylint", ("2.15",), "3.11", "bookworm", install=_PYLINT, pins=("setuptools<71",),
+        only=("pylint-dev__pylint-7114", "pylint-dev__pylint-7228", "pylint-dev__pylint-7993")),
+    Env("pylint-2.13", "pylint-dev/pylint", ("2.13",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",)),
+    Env("pylint-2.14", "pylint-dev/pylint", ("2.14",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",)),
+    Env("pylint-2.15-py3.9", "pylint-dev/pylint", ("2.15",), "3.9", "bullseye", install=_PYLINT,
         pins=("setuptools<71",)),
     Env("sympy-py3.11", "sympy/sympy", ("1.2", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
                                          "1.13"), "3.11", "bookworm",
         install=("pip install -c /opt/lab/constraints.txt mpmath pytest",), pins=("mpmath==1.3.0",),
+        setup_source=False),
+    Env("sympy-py3.9", "sympy/sympy", ("0.7", "1.0", "1.1"), "3.9", "bullseye",
+        install=("pip install -c /opt/lab/constraints.txt mpmath 'pytest<8'",), pins=("mpmath==1.3.0",),
         setup_source=False),
 )
 
@@ -133,10 +178,14 @@ def environments(suite: Suite | None = None) -> tuple[Env, ...]:
     return tuple(out.values())
 
 
-def env_for(repo: str, version: str, envs: tuple[Env, ...] = ENVS) -> Env | None:
-    """The environment of ``repo`` at ``version`` in ``envs`` (lab's table), or None when it has none."""
+def env_for(repo: str, version: str, envs: tuple[Env, ...] = ENVS, instance: str = "") -> Env | None:
+    """The environment of ``instance`` (``repo`` at ``version``) in ``envs`` (lab's table): an entry naming the
+    instance in ``only``, else the first entry with no ``only`` serving the version; None when there is none."""
     for env in envs:
-        if env.repo == repo and version in env.versions:
+        if instance and instance in env.only:
+            return env
+    for env in envs:
+        if env.repo == repo and version in env.versions and not env.only:
             return env
     return None
 
@@ -367,7 +416,7 @@ class SweTier:
         specs = []
         for iid in ids:
             inst = data[iid]
-            env = env_for(inst.repo, inst.version, envs)
+            env = env_for(inst.repo, inst.version, envs, inst.id)
             specs.append(TaskSpec(
                 name=iid, groups={"language": "python", "exercise": iid, "repo": inst.repo},
                 deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
@@ -433,6 +482,10 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
     py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
                 if p.endswith(".py") and data is not None}
+    excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude]
+    if any(n in env.exclude for n in inst.fail_to_pass):
+        raise Rejected(f"a FAIL_TO_PASS test needs a network: {', '.join(n for n in inst.fail_to_pass if n in env.exclude)}")
+    inst = dataclasses.replace(inst, pass_to_pass=tuple(n for n in inst.pass_to_pass if n not in env.exclude))
     ids = test_ids(inst, py_tests)
     files = run_files(inst, py_tests)
     if not files:
@@ -459,6 +512,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
         "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"]),
+        "excluded": excluded,  # dataset test names lab never expects (they need a network)
     }
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
