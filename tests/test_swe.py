@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_doit
+from conftest import run_doit, write_suite
+from fixture_upstream import make_upstream
 from fixture_swe import FIXED_SOURCE, HINT, ISSUE, make_calc, write_swe_suite
 from rules import swebench
 from rules.tier import Rejected
@@ -115,6 +116,7 @@ def swe_home(tmp_path_factory):
     root = tmp_path_factory.mktemp("swe")
     make_calc(root / "src")
     home = root / "home"
+    write_suite(home, make_upstream(root / "upstream"))  # the aider tier beside it, as in a real lab home
     write_swe_suite(home, root / "src")
     res = run_doit(home, "gen:swe")
     return home, res
