@@ -820,3 +820,28 @@ def write_predictions(suite: Suite, name: str, model: str, patches: dict[str, st
     path = suite.dir / "predictions" / f"{name}.jsonl"
     write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return path
+
+
+def gen_times(suite: Suite) -> str:
+    """A table of what generating the tier cost: each environment image's build seconds (its stamp) and each
+    instance's proof seconds and status (its proof.json), for the notes."""
+    from rules import images
+
+    lines = ["environment            build s", "---------------------  -------"]
+    for env in environments(suite):
+        stamp = read_json(images.stamp_path(env.stamp_name))
+        if stamp:
+            lines.append(f"{env.name:22} {stamp.get('seconds', 0):7.1f}")
+    lines += ["", "instance                          env                 proof s  status", "-" * 80]
+    for build in sorted(suite.build_dir.glob("*/proof.json")):
+        proof = read_json(build)
+        meta = (read_json(build.parent / "render.json") or {}).get("meta", {})
+        lines.append(f"{proof['task']:33} {meta.get('env', '-'):19} {proof.get('seconds', 0):7.1f}  {proof['status']}"
+                     + (f": {proof['reason'][:150]}" if proof["status"] == "rejected" else ""))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    from rules.config import load_suite as _load
+
+    print(gen_times(_load(TIER)))
