@@ -517,7 +517,11 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
     out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
-    out.task_files["check.sh"] = (render_template("swe/check.sh.j2", **context).encode(), 0o755)
+    out.task_files["check.sh"] = (render_template("swe/check.sh.j2", holdout=True, **context).encode(), 0o755)
+    # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones); kept out of the
+    # task's files (rules.swebench.pretest_task lays it out when needed)
+    out.pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
+                   if pre_existing else None)
     out.task_files["workspace.tar"] = (tar, 0o644)
     out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
     out.task_files["task.json"] = ((json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)
@@ -820,6 +824,146 @@ def write_predictions(suite: Suite, name: str, model: str, patches: dict[str, st
     path = suite.dir / "predictions" / f"{name}.jsonl"
     write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return path
+
+
+# ---- retry until plausible: attempts, their outcomes and the least-bad pick ----
+
+@dataclass
+class Attempt:
+    """One attempt at a task from a fresh work tree: which ``agent`` made it, its ``patch`` (against the base),
+    and the three outcomes Aider's harness measured: ``edit`` (None: a non-empty diff that applies; else the
+    problem), ``lint`` (syntax errors in the changed Python files, ``path:line: message``) and ``broken`` (the
+    pre-existing tests that passed at base and no longer pass). Plausible when all three are clean."""
+
+    attempt: int
+    agent: str
+    patch: str
+    edit: str | None
+    lint: list[str]
+    broken: list[str]
+
+    @property
+    def plausible(self) -> bool:
+        return self.edit is None and not self.lint and not self.broken
+
+    @property
+    def problems(self) -> int:
+        """How many of the three outcomes are bad (0-3)."""
+        return (self.edit is not None) + bool(self.lint) + bool(self.broken)
+
+    @property
+    def diff_lines(self) -> int:
+        return sum(1 for line in self.patch.splitlines()
+                   if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+    def to_json(self) -> dict:
+        return {"attempt": self.attempt, "agent": self.agent, "edit": self.edit, "lint": self.lint,
+                "broken": self.broken, "plausible": self.plausible, "problems": self.problems,
+                "diff_lines": self.diff_lines}
+
+
+def choose(attempts: list[Attempt]) -> int:
+    """The index of the answer among ``attempts``: the first plausible one; with none, the least bad (fewest
+    problems; ties: the smaller diff, then the earlier attempt). Raises ValueError on an empty list."""
+    if not attempts:
+        raise ValueError("no attempts to choose from")
+    for i, a in enumerate(attempts):
+        if a.plausible:
+            return i
+    return min(range(len(attempts)), key=lambda i: (attempts[i].problems, attempts[i].diff_lines, i))
+
+
+def lint_errors(work_tree: Path, paths: list[str]) -> list[str]:
+    """Syntax errors of the Python files among ``paths`` (relative to ``work_tree``), compiled (never run) on
+    the host; deleted files are skipped."""
+    out = []
+    for rel in paths:
+        p = Path(work_tree) / rel
+        if not rel.endswith(".py") or not p.is_file() or p.is_symlink():
+            continue
+        try:
+            compile(p.read_bytes(), rel, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            out.append(f"{rel}:{exc.lineno}: {exc.msg}")
+        except ValueError as exc:
+            out.append(f"{rel}: {exc}")
+    return out
+
+
+def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
+    """A task folder at ``dest`` whose ``check.sh`` is ``script`` (the pre-existing tests: ``render(...)
+    .pretest``), sharing the task's ``task.json`` and ``workspace.tar`` (hard links where possible)."""
+    import os
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    write_atomic(dest / "check.sh", script, 0o755)
+    for name in ("task.json", "workspace.tar"):
+        (dest / name).unlink(missing_ok=True)
+        try:
+            os.link(Path(task_dir) / name, dest / name)
+        except OSError:
+            shutil.copy(Path(task_dir) / name, dest / name)
+    return dest
+
+
+def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *, image: str,
+                     limits: Limits) -> list[str]:
+    """Which of the ``expected`` pre-existing tests (those that passed at base) do not pass on ``work_tree``,
+    run offline in the task's image. Raises SandboxError."""
+    from rules.grade import grade
+
+    g = grade(pretest_dir, work_tree, image=image, limits=limits, expected=expected)
+    return sorted(set(expected) - set(g.tests))
+
+
+def measure(task_dir: Path, work_tree: Path, n: int, agent: str,
+            broken: Callable[[Path], list[str]] = lambda tree: []) -> Attempt:
+    """The outcomes of attempt ``n`` (by ``agent``) left in ``work_tree``: its patch against the base, whether
+    that patch is non-empty and applies to a fresh base, the syntax errors of the Python files it changes, and
+    ``broken(work_tree)`` (the pre-existing tests it breaks, e.g. ``pretest_failures`` bound to a task)."""
+    from rules.prove import lay_work_tree
+    from rules.upstream import apply_patch
+
+    patch = work_patch(task_dir, work_tree)
+    edit = None
+    if not patch.strip():
+        edit = "the attempt changed nothing"
+    else:
+        with tempfile.TemporaryDirectory(prefix="lab-apply-") as tmp:
+            lay_work_tree(Path(task_dir), Path(tmp) / "base")
+            problem = apply_patch(Path(tmp) / "base", patch)
+            edit = f"the patch does not apply: {problem}" if problem else None
+    return Attempt(n, agent, patch, edit, lint_errors(work_tree, patch_paths(patch)), broken(work_tree) if patch.strip() else [])
+
+
+def run_attempts(task_dir: Path, agents: list[tuple[str, Callable[[Path, int], None]]], attempts: int,
+                 broken: Callable[[Path], list[str]] = lambda tree: []) -> dict:
+    """Retry until plausible: attempt 1..``attempts``, each from a fresh work tree laid by the task's setup.sh,
+    cycling through ``agents`` (name, run(work_tree, attempt)); stop at the first plausible attempt. Returns
+    ``{"attempts": [outcomes], "chosen": index, "plausible": bool, "agent", "patch"}``: the chosen one is
+    the first plausible attempt, else the least bad (``choose``). An agent that raises is an attempt with that
+    problem as its edit outcome."""
+    from rules.prove import lay_work_tree
+
+    if not agents or attempts < 1:
+        raise ValueError("give at least one agent and one attempt")
+    made: list[Attempt] = []
+    for n in range(1, attempts + 1):
+        name, run = agents[(n - 1) % len(agents)]
+        with tempfile.TemporaryDirectory(prefix="lab-attempt-") as tmp:
+            tree = Path(tmp) / "work"
+            lay_work_tree(Path(task_dir), tree)
+            try:
+                run(tree, n)
+                made.append(measure(task_dir, tree, n, name, broken))
+            except Exception as exc:  # an agent's failure is that attempt's outcome, not lab's
+                made.append(Attempt(n, name, "", f"the agent failed: {exc}"[:300], [], []))
+        if made[-1].plausible:
+            break
+    i = choose(made)
+    return {"attempts": [a.to_json() for a in made], "chosen": i, "plausible": made[i].plausible,
+            "agent": made[i].agent, "patch": made[i].patch}
 
 
 def gen_times(suite: Suite) -> str:

@@ -210,3 +210,40 @@ def test_an_agents_work_tree_becomes_the_patch_that_reapplies_it(calc, tmp_path)
     assert apply_patch(again, patch) is None
     assert (again / "calc" / "__init__.py").read_text() == FIXED_SOURCE and not (again / "README.md").exists()
     assert not Path("/tmp/pwned-by-agent").exists()  # the agent's .git/config was never read
+
+
+# ---- retry until plausible (scripted agents; the pre-existing test outcome scripted too) ----
+
+def _agent(edits):
+    """A scripted agent: on attempt n it writes edits[n] (path → text) into the work tree."""
+    def run(tree: Path, n: int) -> None:
+        for rel, text in edits.get(n, {}).items():
+            (tree / rel).write_text(text)
+    return run
+
+
+def test_first_plausible_attempt_is_the_answer_and_stops_the_loop(calc, tmp_path):
+    repos, insts = calc
+    _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    task = tmp_path / "task"
+    broken_source = "def add(a, b):\n    return a +\n"
+    a = _agent({1: {"calc/__init__.py": broken_source}, 3: {"calc/__init__.py": FIXED_SOURCE}})
+    b = _agent({2: {}})  # changes nothing
+    out = swebench.run_attempts(task, [("a", a), ("b", b)], attempts=6)
+    assert [x["agent"] for x in out["attempts"]] == ["a", "b", "a"]  # cycled, stopped at the plausible third
+    assert out["chosen"] == 2 and out["plausible"] and "+    return a + b" in out["patch"]
+    assert out["attempts"][0]["lint"] and out["attempts"][1]["edit"] == "the attempt changed nothing"
+
+
+def test_with_no_plausible_attempt_the_least_bad_is_chosen(calc, tmp_path):
+    repos, insts = calc
+    _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    task = tmp_path / "task"
+    edits = {1: {"calc/__init__.py": "def add(:\n"},  # a syntax error: a lint problem
+             2: {"calc/__init__.py": FIXED_SOURCE + "\n\nX = 1\nY = 2\n"},  # breaks a test: one problem, bigger diff
+             3: {"calc/__init__.py": FIXED_SOURCE}}  # breaks a test too: one problem, the smaller diff
+    broken = lambda tree: ["tests.test_calc::test_mul"]  # scripted: every non-empty attempt breaks test_mul
+    out = swebench.run_attempts(task, [("never", _agent(edits))], attempts=3, broken=broken)
+    assert len(out["attempts"]) == 3 and not out["plausible"]
+    assert [x["problems"] for x in out["attempts"]] == [2, 1, 1]
+    assert out["chosen"] == 2  # fewest problems, then the smaller diff
