@@ -907,6 +907,17 @@ def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
     return dest
 
 
+def pretest_baseline(pretest_dir: Path, task_dir: Path, *, image: str, limits: Limits) -> list[str]:
+    """The ids of the pre-existing tests that pass on the untouched base (what an attempt must not break).
+    Raises SandboxError."""
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+
+    with tempfile.TemporaryDirectory(prefix="lab-pretest-") as tmp:
+        lay_work_tree(Path(task_dir), Path(tmp) / "base")
+        return grade(pretest_dir, Path(tmp) / "base", image=image, limits=limits, expected=None).tests
+
+
 def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *, image: str,
                      limits: Limits) -> list[str]:
     """Which of the ``expected`` pre-existing tests (those that passed at base) do not pass on ``work_tree``,

@@ -119,12 +119,12 @@ def swe_home(tmp_path_factory):
     write_suite(home, make_upstream(root / "upstream"))  # the aider tier beside it, as in a real lab home
     write_swe_suite(home, root / "src")
     res = run_doit(home, "gen:swe")
-    return home, res
+    return home, res, root / "src"
 
 
 @pytest.mark.docker
 def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(swe_home):
-    home, res = swe_home
+    home, res, src = swe_home
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
     manifest = json.loads((home / "evals" / "swe" / "manifest.json").read_text())
     status = {t["task"]: t for t in manifest["tasks"]}
@@ -153,7 +153,7 @@ def _evaluate(home: Path, predictions: str) -> dict:
 
 @pytest.mark.docker
 def test_predictions_round_trip_gold_resolves_empty_resolves_none(swe_home, tmp_path):
-    home, res = swe_home
+    home, res, src = swe_home
     assert res.code == 0
     gold = _evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calc-1"] and gold["total_instances"] == 1
@@ -247,3 +247,27 @@ def test_with_no_plausible_attempt_the_least_bad_is_chosen(calc, tmp_path):
     assert len(out["attempts"]) == 3 and not out["plausible"]
     assert [x["problems"] for x in out["attempts"]] == [2, 1, 1]
     assert out["chosen"] == 2  # fewest problems, then the smaller diff
+
+
+@pytest.mark.docker
+def test_pre_existing_tests_measure_what_an_attempt_breaks_and_never_run_held_out_ones(swe_home, tmp_path):
+    from rules.config import Limits
+
+    home, res, src = swe_home
+    assert res.code == 0
+    task = home / "evals" / "swe" / "tasks" / "lab__calc-1"
+    meta = json.loads((task / "task.json").read_text())
+    inst = swebench.load_dataset(src / "data.jsonl")["lab__calc-1"]
+    script = swebench.render(inst, _env(), str(src / "repos")).pretest
+    pre = swebench.pretest_task(task, script, tmp_path / "pretest")
+    limits = Limits(cpus=1, memory=2 * 1024**3, pids=512, timeout=300)
+    base = swebench.pretest_baseline(pre, task, image=meta["image"], limits=limits)
+    assert base == ["tests.test_calc::test_mul"]  # the held-out test_add never runs here
+    bad = tmp_path / "bad"
+    subprocess.run(["sh", str(task / "setup.sh"), str(bad)], check=True)
+    (bad / "calc" / "__init__.py").write_text(FIXED_SOURCE.replace("a * b", "a + b"))
+    assert swebench.pretest_failures(pre, bad, base, image=meta["image"], limits=limits) == base
+    good = tmp_path / "good"
+    subprocess.run(["sh", str(task / "setup.sh"), str(good)], check=True)
+    (good / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+    assert swebench.pretest_failures(pre, good, base, image=meta["image"], limits=limits) == []
