@@ -116,7 +116,9 @@ ENVS: tuple[Env, ...] = (
               "Werkzeug==2.3.7"),
         pythonpath="src"),
     Env("flask-2.0", "pallets/flask", ("2.0",), "3.9", "bullseye",
-        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
+        # its setup.cfg reads the version by importing flask: the dependencies first
+        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt setuptools Werkzeug Jinja2 "
+                 "itsdangerous click MarkupSafe", "pip install -c /opt/lab/constraints.txt ."),
         pins=("setuptools==70.0.0", "Werkzeug==2.3.7", "Jinja2==3.0.1", "itsdangerous==2.1.2", "click==8.0.1",
               "MarkupSafe==2.1.3"),
         pythonpath="src"),
@@ -775,7 +777,7 @@ def evaluate(suite: Suite, predictions: Path, out_dir: Path | None = None, log=s
     ``evals/swe/evaluations/<file stem>/``) beside the per-instance logs. Returns the results:
     ``{"version", "predictions", "models", "total_instances" (published tasks), "submitted", "completed"
     (graded), "resolved", "unresolved", "error", "empty_patch" (id lists), "resolved_rate" (over the
-    published tasks), "instances": {id: report}}``. A later record for the same instance replaces an earlier."""
+    published tasks), "repos": {repo: {"tasks", "resolved", "rate"}}, "instances": {id: report}}``. A later record for the same instance replaces an earlier."""
     rows = {r["instance_id"]: r for r in read_predictions(predictions)}
     out_dir = Path(out_dir) if out_dir else suite.dir / "evaluations" / Path(predictions).stem
     reports = {}
@@ -793,9 +795,23 @@ def evaluate(suite: Suite, predictions: Path, out_dir: Path | None = None, log=s
                "total_instances": total, "submitted": len(rows),
                "completed": len(by["resolved"]) + len(by["unresolved"]), **by,
                "resolved_rate": round(len(by["resolved"]) / total, 4) if total else None,
-               "instances": reports}
+               "repos": per_repo(suite, by["resolved"]), "instances": reports}
     write_json(out_dir / "results.json", results)
     return results
+
+
+def per_repo(suite: Suite, resolved: list[str]) -> dict[str, dict]:
+    """Per repository of the published tasks: ``{"tasks": n, "resolved": n, "rate": resolved / tasks}``."""
+    out: dict[str, dict] = {}
+    done = set(resolved)
+    for iid in published(suite):
+        repo = (read_json(suite.tasks_dir / iid / "task.json") or {}).get("repo", "?")
+        row = out.setdefault(repo, {"tasks": 0, "resolved": 0})
+        row["tasks"] += 1
+        row["resolved"] += iid in done
+    for row in out.values():
+        row["rate"] = round(row["resolved"] / row["tasks"], 4)
+    return dict(sorted(out.items()))
 
 
 def results_summary(results: dict) -> str:

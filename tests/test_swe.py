@@ -157,6 +157,7 @@ def test_predictions_round_trip_gold_resolves_empty_resolves_none(swe_home, tmp_
     assert res.code == 0
     gold = _evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calc-1"] and gold["total_instances"] == 1
+    assert gold["repos"] == {"lab/calc": {"tasks": 1, "resolved": 1, "rate": 1.0}}
     rep = gold["instances"]["lab__calc-1"]
     assert rep["tests_status"]["FAIL_TO_PASS"] == {"success": ["tests/test_calc.py::test_add"], "failure": []}
     assert (home / "evals" / "swe" / "predictions" / "gold.jsonl").is_file()
