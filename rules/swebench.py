@@ -128,7 +128,8 @@ ENVS: tuple[Env, ...] = (
         exclude=("test_requests.py::TestTimeout::test_connect_timeout",
                  "test_requests.py::TestTimeout::test_total_timeout_connect")),
     _pytest("4.4", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0")),
-    _pytest("4.5", "3.9", _PY4 + ("pluggy==0.11.0", "setuptools==68.0.0", "six==1.16.0", "wcwidth==0.2.6")),
+    # 4.5's setup.py asks for pluggy>=0.12, so its era's 0.11 cannot be had with it
+    _pytest("4.5", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0", "wcwidth==0.2.6")),
     _pytest("4.6", "3.9", _PY5 + ("six==1.16.0",)),
     _pytest("5.0", "3.9", _PY5),
     _pytest("5.1", "3.9", _PY5),

@@ -152,10 +152,11 @@ def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None
 
 def _build_env(build) -> None:
     from rules.sandbox import SandboxError
+    from rules.upstream import UpstreamError
 
     try:
         stamp = build()
-    except SandboxError as exc:
+    except (SandboxError, UpstreamError) as exc:
         return TaskFailed(str(exc))
     print(f"environment image {stamp['image']} {stamp['id'][:19]}")
     return None
