@@ -272,3 +272,12 @@ def test_pre_existing_tests_measure_what_an_attempt_breaks_and_never_run_held_ou
     subprocess.run(["sh", str(task / "setup.sh"), str(good)], check=True)
     (good / "calc" / "__init__.py").write_text(FIXED_SOURCE)
     assert swebench.pretest_failures(pre, good, base, image=meta["image"], limits=limits) == []
+
+
+def test_agents_get_the_pre_existing_test_command_through_the_test_cmd_placeholder():
+    from rules.agents import parse_agent
+
+    agent = parse_agent("tomo", {"image": "noop", "command": ["tomo", "--test-cmd", "{test_cmd}", "{files}"]})
+    assert agent.argv([], 1, test_cmd="python -m pytest tests/test_calc.py") == [
+        "tomo", "--test-cmd", "python -m pytest tests/test_calc.py"]
+    assert agent.argv(["a.py"], 1) == ["tomo", "--test-cmd", "", "a.py"]  # other tiers: empty
