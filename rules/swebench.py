@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -52,8 +53,8 @@ class Env:
     """One environment image: ``name`` (its tag suffix), the ``repo``, the ``versions`` it serves, the Debian
     ``suite`` giving its ``python``, the ``install`` shell steps run in ``/opt/lab/setup`` (the repository at the
     instance's environment-setup commit, when ``setup_source``) or ``/opt/lab``, ``pins`` (pip constraints),
-    extra ``apt`` packages, the ``pythonpath`` folder of the work tree that holds the package (``src`` or
-    ``.``), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
+    extra ``apt`` packages, the ``pythonpath`` folder of the work tree put first on the path (``src``, ``.``; empty: none, the
+    test run's working folder /work is on it anyway), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
     the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
     serves, ahead of entries matched by version) and ``exclude`` (test names dropped from every expectation)."""
 
@@ -65,7 +66,7 @@ class Env:
     install: tuple[str, ...]
     pins: tuple[str, ...] = ()
     apt: tuple[str, ...] = ()
-    pythonpath: str = "."
+    pythonpath: str = ""
     setup_source: bool = True
     prepare: tuple[str, ...] = ()
     test_env: tuple[tuple[str, str], ...] = ()
@@ -106,7 +107,7 @@ _PY4 = ("atomicwrites==1.4.1", "attrs==23.1.0", "more-itertools==10.1.0", "py==1
 _PY5 = _PY4 + ("packaging==23.1", "pluggy==0.13.1", "wcwidth==0.2.6")
 _PY8 = ("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup==1.1.3", "tomli==2.0.1")
 _PYLINT = ("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
-           "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0")
+           "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0 toml")
 
 # Lab's own table, recorded from the study (shared/notes/swe-tier-data.md) and the era pins of each project.
 ENVS: tuple[Env, ...] = (
@@ -130,7 +131,7 @@ ENVS: tuple[Env, ...] = (
     _pytest("4.4", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0")),
     # 4.5's setup.py asks for pluggy>=0.12, so its era's 0.11 cannot be had with it
     _pytest("4.5", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0", "wcwidth==0.2.6")),
-    _pytest("4.6", "3.9", _PY5 + ("six==1.16.0",)),
+    _pytest("4.6", "3.9", _PY5 + ("six==1.16.0", "importlib-metadata==0.23")),  # 4.6 imports it on every Python
     _pytest("5.0", "3.9", _PY5),
     _pytest("5.1", "3.9", _PY5),
     _pytest("5.2", "3.9", _PY5),
@@ -147,11 +148,13 @@ ENVS: tuple[Env, ...] = (
     _pytest("7.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0")),
     _pytest("8.0", "3.11", _PY8),
     Env("pylint-2.15", "pylint-dev/pylint", ("2.15",), "3.11", "bookworm", install=_PYLINT, pins=("setuptools<71",),
-        only=("pylint-dev__pylint-7114", "pylint-dev__pylint-7228", "pylint-dev__pylint-7993")),
-    Env("pylint-2.13", "pylint-dev/pylint", ("2.13",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",)),
-    Env("pylint-2.14", "pylint-dev/pylint", ("2.14",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",)),
+        pythonpath=".", only=("pylint-dev__pylint-7114", "pylint-dev__pylint-7228", "pylint-dev__pylint-7993")),
+    Env("pylint-2.13", "pylint-dev/pylint", ("2.13",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",),
+        pythonpath="."),
+    Env("pylint-2.14", "pylint-dev/pylint", ("2.14",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",),
+        pythonpath="."),
     Env("pylint-2.15-py3.9", "pylint-dev/pylint", ("2.15",), "3.9", "bullseye", install=_PYLINT,
-        pins=("setuptools<71",)),
+        pins=("setuptools<71",), pythonpath="."),
     Env("sympy-py3.11", "sympy/sympy", ("1.2", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
                                          "1.13"), "3.11", "bookworm",
         install=("pip install -c /opt/lab/constraints.txt mpmath pytest",), pins=("mpmath==1.3.0",),
@@ -173,7 +176,7 @@ def environments(suite: Suite | None = None) -> tuple[Env, ...]:
                 name=name, repo=str(raw["repo"]), versions=tuple(str(v) for v in raw["versions"]),
                 python=str(raw.get("python", "3.11")), suite=str(raw.get("suite", "bookworm")),
                 install=tuple(raw.get("install", ())), pins=tuple(raw.get("pins", ())), apt=tuple(raw.get("apt", ())),
-                pythonpath=str(raw.get("pythonpath", ".")), setup_source=bool(raw.get("setup_source", True)),
+                pythonpath=str(raw.get("pythonpath", "")), setup_source=bool(raw.get("setup_source", True)),
                 prepare=tuple(raw.get("prepare", ())), test_env=tuple(sorted(dict(raw.get("test_env", {})).items())))
         except (KeyError, TypeError, AttributeError) as exc:
             raise Rejected(f"evals/swe/suite.toml [envs.{name}]: missing or malformed {exc}; give repo, versions "
@@ -300,6 +303,13 @@ def junit_id(nodeid: str) -> str:
     names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
     names[-1] += bracket + params
     return ".".join(names[:-1]) + "::" + names[-1]
+
+
+def test_name(name: str) -> bool:
+    """True for a name that can be a test: a pytest node id (``path::...``) or a bare function name (sympy's).
+    Some dataset lists also hold fragments of the log their parser read (``[100%]``): no test, never expected
+    (recorded in task.json ``excluded``)."""
+    return "::" in name or re.fullmatch(r"[A-Za-z_]\w*", name) is not None
 
 
 def truncated(name: str) -> bool:
@@ -485,10 +495,13 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
     py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
                 if p.endswith(".py") and data is not None}
-    excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude]
+    excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude or not test_name(n)]
     if any(n in env.exclude for n in inst.fail_to_pass):
         raise Rejected(f"a FAIL_TO_PASS test needs a network: {', '.join(n for n in inst.fail_to_pass if n in env.exclude)}")
-    inst = dataclasses.replace(inst, pass_to_pass=tuple(n for n in inst.pass_to_pass if n not in env.exclude))
+    if any(not test_name(n) for n in inst.fail_to_pass):
+        raise Rejected(f"FAIL_TO_PASS holds names that are no test: {', '.join(n for n in inst.fail_to_pass if not test_name(n))}")
+    inst = dataclasses.replace(inst, pass_to_pass=tuple(n for n in inst.pass_to_pass
+                                                        if n not in env.exclude and test_name(n)))
     ids = test_ids(inst, py_tests)
     files = run_files(inst, py_tests)
     if not files:
@@ -502,7 +515,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         settings_files=[inifile] if inifile else [], inifile=inifile, test_patch_files=touched,
         test_patch_base_files=[p for p in touched if p in base_files], test_files=files,
         prepare=[line.format(version=inst.version, major=major, minor=minor) for line in env.prepare],
-        pythonpath="" if env.pythonpath == "." else f"/work/{env.pythonpath}",
+        pythonpath="" if not env.pythonpath else "/work" if env.pythonpath == "." else f"/work/{env.pythonpath}",
         test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout,
     )
     pre_existing = [p for p in files if p in base_files]
@@ -515,7 +528,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
         "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"]),
-        "excluded": excluded,  # dataset test names lab never expects (they need a network)
+        "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
     }
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
@@ -539,7 +552,7 @@ def test_cmd(files: list[str], inifile: str | None, pythonpath: str) -> str:
     their base version, from the work tree's root (never a held-out test: only files that exist at base)."""
     if not files:
         return ""
-    env = f"PYTHONPATH={pythonpath.replace('/work/', '')} " if pythonpath else ""
+    env = f"PYTHONPATH={os.path.relpath(pythonpath, '/work')} " if pythonpath else ""
     return f"{env}python -m pytest -rA -p no:cacheprovider " + " ".join(files)
 
 
@@ -625,9 +638,12 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
                          log_path=log_dir / "stub.log" if log_dir else None)
             record["stub"] = stub.to_json()
             passed = set(stub.tests)
-            early = [i for i in f2p if any(m in passed for m in members(i, expected, cut))]
+            # a base run that never completed (the session crashed: a canary missing) fails every FAIL_TO_PASS
+            # test as a whole, which is how the dataset's own run saw it
+            completed = not any("canary" in e and "missing" in e for e in stub.evidence)
+            early = [i for i in f2p if completed and any(m in passed for m in members(i, expected, cut))]
             broken = [i for i in p2p if not all(m in passed for m in members(i, expected, cut))]
-            record["before"] = {"fail_to_pass_passed": early, "pass_to_pass_failed": broken}
+            record["before"] = {"fail_to_pass_passed": early, "pass_to_pass_failed": broken, "completed": completed}
             if environmental(stub):
                 record["environmental"] = environmental(stub)
                 record["reason"] = f"{record['environmental']}: the base commit's tests did not finish"

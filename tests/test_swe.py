@@ -281,3 +281,8 @@ def test_agents_get_the_pre_existing_test_command_through_the_test_cmd_placehold
     assert agent.argv([], 1, test_cmd="python -m pytest tests/test_calc.py") == [
         "tomo", "--test-cmd", "python -m pytest tests/test_calc.py"]
     assert agent.argv(["a.py"], 1) == ["tomo", "--test-cmd", "", "a.py"]  # other tiers: empty
+
+
+def test_log_fragments_in_the_dataset_lists_are_no_tests():
+    assert swebench.test_name("tests/t.py::test_x[1]") and swebench.test_name("test_issue_123")
+    assert not any(map(swebench.test_name, ["[100%]", "[", "[100%]------------------------------"]))
