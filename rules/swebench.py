@@ -138,7 +138,7 @@ ENVS: tuple[Env, ...] = (
     _pytest("5.3", "3.9", ("attrs==23.1.0", "more-itertools==10.1.0", "packaging==23.1", "pluggy==0.13.1",
                            "py==1.11.0", "wcwidth==0.2.6")),
     _pytest("5.4", "3.9", ("py==1.11.0", "packaging==23.1", "attrs==23.1.0", "more-itertools==10.1.0",
-                           "pluggy==0.13.1")),
+                           "pluggy==0.13.1", "wcwidth==0.2.6")),  # its terminal writer imports wcwidth
     _pytest("6.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "more-itertools==10.1.0", "packaging==23.1",
                            "pluggy==0.13.1", "py==1.11.0", "toml==0.10.2")),
     _pytest("6.3", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0",
