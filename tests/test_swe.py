@@ -134,7 +134,7 @@ def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(sw
     assert "tests/test_calc.py::test_mul" in status["lab__calc-2"]["reason"]
     proof = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "proof.json").read_text())
     assert proof["tests"] == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]
-    assert proof["before"] == {"fail_to_pass_passed": [], "pass_to_pass_failed": []}
+    assert proof["before"] == {"fail_to_pass_passed": [], "pass_to_pass_failed": [], "completed": True}
     assert proof["stub"]["evidence"] == ["1 test(s) did not pass: tests.test_calc::test_add"]
     tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "tests.json").read_text())
     assert tests["tests"] == proof["tests"]
