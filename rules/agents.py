@@ -45,7 +45,7 @@ FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limi
           "errors", "service")
 REQUIRED = ("image", "command")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
-PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try)\}")
+PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try|test_cmd)\}")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_GRADER = "lab/grader:latest"
 RUN_FORMAT = 1  # version of a run folder's run.json
@@ -206,11 +206,12 @@ class Agent:
             return f"lab/agent-{self.name}:latest"
         return f"lab/agent-{self.name}:on-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", grader).strip("-.")[:100]
 
-    def argv(self, files: list[str], try_no: int = 1) -> list[str]:
+    def argv(self, files: list[str], try_no: int = 1, test_cmd: str = "") -> list[str]:
         """The command with its placeholders filled (see ``evals/agents.toml``): ``{files}`` alone becomes one
-        argument per file, inside a longer string a shell-quoted list."""
+        argument per file, inside a longer string a shell-quoted list; ``{test_cmd}`` the task's command for the
+        pre-existing tests (task.json ``test_cmd``; the swe tier: never a held-out test), empty when it has none."""
         values = {"prompt": PROMPT, "work": WORK, "out": OUT_DIR, "try": str(try_no),
-                  "files": " ".join(shlex.quote(f) for f in files)}
+                  "files": " ".join(shlex.quote(f) for f in files), "test_cmd": test_cmd}
         out: list[str] = []
         for arg in self.command:
             if arg == "{files}":

@@ -74,7 +74,8 @@ class Suite:
     ``upstream`` is a git URL or a local path, ``ref`` the commit (or branch/tag) to check out,
     ``languages`` the tracks in play, ``sample`` how many exercises per track ``doit gen:<tier>`` proves
     when neither ``limit=`` nor ``all=1`` is given, ``base_image`` the Debian image the grader image is
-    built from, ``prove`` the limits of one proving container.
+    built from, ``prove`` the limits of one proving container. A tier with no single upstream (the swe tier)
+    leaves ``upstream``/``ref``/``languages`` out and reads its own settings from ``table`` (the whole file).
     """
 
     name: str
@@ -84,6 +85,7 @@ class Suite:
     sample: int = 3
     base_image: str = "debian:bookworm"
     prove: Limits = field(default_factory=Limits)
+    table: dict = field(default_factory=dict, compare=False, repr=False)  # the whole file, for tier-owned settings
 
     @property
     def dir(self) -> Path:
@@ -127,12 +129,13 @@ def load_suite(name: str) -> Suite:
     try:
         return Suite(
             name=name,
-            upstream=str(raw["upstream"]),
-            ref=str(raw["ref"]),
-            languages=tuple(raw["languages"]),
+            upstream=str(raw.get("upstream", "")),
+            ref=str(raw["ref"]) if raw.get("upstream") else str(raw.get("ref", "")),
+            languages=tuple(raw.get("languages", ())),
             sample=int(raw.get("sample", 3)),
             base_image=str(raw.get("base_image", "debian:bookworm")),
             prove=Limits.parse(raw.get("prove", {}), f"{path} [prove]"),
+            table=raw,
         )
     except KeyError as exc:
         raise ConfigError(f"{path}: missing setting {exc.args[0]!r}") from None

@@ -77,11 +77,12 @@ from doit import create_after, get_var  # noqa: E402
 from doit.exceptions import TaskFailed  # noqa: E402
 from doit.tools import config_changed  # noqa: E402
 
-from rules import aider  # noqa: E402
 from rules.config import Suite, load_suite  # noqa: E402
 from rules.files import files_below, read_json, write_json  # noqa: E402
+from rules.swebench import SweTier  # noqa: E402
+from rules.tier import AiderTier  # noqa: E402
 
-TIERS = {"aider": aider}  # tier name → module with discover(), select(), render(), templates_for()
+TIERS = {"aider": AiderTier(), "swe": SweTier()}  # tier name → its seam (rules/tier.py)
 GENERATOR_VERSION = 1  # bump to re-render every task after a change the templates do not show
 
 
@@ -133,10 +134,16 @@ def _pull(tier: str, url: str, ref: str):
 
 def task_pull():
     """Clone or fetch each tier's upstream and check out its pinned ref (upstream=, ref= override)."""
+    from rules.config import ConfigError
     from rules.upstream import is_current
 
     for tier in TIERS:
-        suite = load_suite(tier)
+        try:
+            suite = load_suite(tier)
+        except ConfigError:
+            continue  # a lab home without this tier; `doit gen:<tier>` says what is missing
+        if not suite.upstream:
+            continue  # a tier without one upstream checkout (the swe tier reads a dataset and many repositories)
         url, ref = _upstream_settings(suite)
         yield {
             "name": tier,
@@ -169,28 +176,25 @@ def task_image():
     }
 
 
-def _render(tier: str, checkout: str, track: str, slug: str) -> None:
+def _render(tier: str, spec) -> None:
     from rules.build import stage
+    from rules.tier import Rejected
 
-    module, suite = TIERS[tier], load_suite(tier)
-    ex = module.Exercise(track, slug, Path(checkout) / track / "exercises" / "practice" / slug)
-    meta = {"task": ex.task, "language": track, "exercise": slug}
+    suite = load_suite(tier)
     try:
-        r = module.render(ex)
-        stage(suite.build_dir / ex.task, r.task_files, r.answer_files, None, r.meta)
-    except module.ExerciseError as exc:
-        stage(suite.build_dir / ex.task, None, None, str(exc), meta)
+        r = TIERS[tier].render(suite, spec)
+        stage(suite.build_dir / spec.name, r.task_files, r.answer_files, None, r.meta)
+    except Rejected as exc:
+        stage(suite.build_dir / spec.name, None, None, str(exc), {"task": spec.name, **spec.groups})
 
 
-_progress = None
+_progress: dict = {}  # tier → Progress of this run's proofs
 
 
 def _prove(tier: str, task: str, image: str, limits) -> None:
-    from rules.build import prove_staged
-
-    record = prove_staged(load_suite(tier).build_dir / task, image=image, limits=limits)
-    if _progress is not None:
-        _progress.done(record)
+    record = TIERS[tier].prove(load_suite(tier).build_dir / task, image, limits)
+    if tier in _progress:
+        _progress[tier].done(record)
 
 
 def _not_environmental(proof: str) -> bool:
@@ -206,74 +210,128 @@ def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None
     print(summary(publish(load_suite(tier), tasks, strict=strict, selection=selection)))
 
 
-def _selection(suite: Suite) -> dict:
-    langs = get_var("langs")
-    languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
-    raw = get_var("limit", suite.sample)
+def _build_env(build) -> None:
+    from rules.sandbox import SandboxError
+    from rules.upstream import UpstreamError
+
     try:
-        limit = None if _flag("all") else int(raw)
-    except ValueError:
-        limit = -1
-    if limit is not None and limit < 1:
-        raise SystemExit(f"limit={raw}: give a whole number of exercises per track, 1 or more (or all=1)")
-    return {"languages": languages, "limit": limit}
+        stamp = build()
+    except (SandboxError, UpstreamError) as exc:
+        return TaskFailed(str(exc))
+    print(f"environment image {stamp['image']} {stamp['id'][:19]}")
+    return None
 
 
-@create_after(executed="pull", creates=["gen", "prove"])
+def _tier_failed(message: str):
+    return TaskFailed(message)
+
+
+def _stale(render: Path, proof: Path, stamp: Path) -> bool:
+    try:
+        return proof.stat().st_mtime < max(render.stat().st_mtime, stamp.stat().st_mtime if stamp.exists() else 0)
+    except FileNotFoundError:
+        return True
+
+
+@create_after(executed="pull", creates=["gen", "prove", "env"])
 def task_gen():
     """Render and prove a tier's tasks: ``doit gen:aider`` (a sample), ``langs=go,python``, ``limit=N``,
-    ``all=1``, ``strict=1`` (leave free tasks out)."""
-    global _progress
-    from rules import images
+    ``all=1``, ``strict=1`` (leave free tasks out); ``doit gen:swe`` (``dataset=``, ``repos=``,
+    ``instances=``, ``limit=``, ``all=1``). Each tier says which tasks exist and which image each one runs in
+    (rules/tier.py); environment images a tier builds are ``env:<tier>/<name>`` tasks."""
     from rules.build import Progress
+    from rules.config import EVALS, ConfigError
+    from rules.tier import Rejected
 
-    grader_stamp = images.stamp_path("grader")
     for tier, module in TIERS.items():
-        suite = load_suite(tier)
-        selection = _selection(suite)
-        everything = module.discover(suite.checkout_dir, suite.languages)
-        unknown = set(selection["languages"]) - set(suite.languages)
-        if unknown:
-            raise SystemExit(f"langs=: unknown language(s) {sorted(unknown)}; this tier has {list(suite.languages)}")
-        chosen = module.select([e for e in everything if e.track in selection["languages"]], selection["limit"])
+        if not (EVALS / tier / "suite.toml").is_file():
+            continue  # a lab home without this tier
+        try:
+            suite = load_suite(tier)
+            selection = module.tasks(suite, get_var)
+            envs = module.images(suite, selection.chosen)
+        except (ConfigError, Rejected) as exc:
+            yield {"basename": "gen", "name": tier, "actions": [(_tier_failed, [f"{tier}: {exc}"])],
+                   "uptodate": [False], "doc": f"render, prove and publish the {tier} tier"}
+            continue
+        for env in envs:
+            yield {
+                "basename": "env", "name": f"{tier}/{env.name}",
+                "actions": [(_build_env, [env.build])],
+                "file_dep": list(env.deps),
+                "targets": [env.stamp],
+                "uptodate": [config_changed({"tag": env.tag, **env.settings}),
+                             lambda s=env.stamp: _image_current(s)],
+                "doc": f"build the {env.name} environment image",
+            }
         proofs = []
         stale = 0
-        for ex in chosen:
-            build = suite.build_dir / ex.task
+        for spec in selection.chosen:
+            build = suite.build_dir / spec.name
             render, proof = build / "render.json", build / "proof.json"
             yield {
-                "basename": "gen", "name": f"{tier}/{ex.task}",
-                "actions": [(_render, [tier, str(suite.checkout_dir), ex.track, ex.slug])],
-                "file_dep": ex.files() + module.templates_for(ex.track),
+                "basename": "gen", "name": f"{tier}/{spec.name}",
+                "actions": [(_render, [tier, spec])],
+                "file_dep": list(spec.deps),
                 "targets": [render],
-                "uptodate": [config_changed({"generator": GENERATOR_VERSION, "format": module.TASK_FORMAT})],
-                "doc": f"render {ex.task}",
+                "uptodate": [config_changed({"generator": GENERATOR_VERSION, **spec.settings})],
+                "doc": f"render {spec.name}",
             }
             yield {
-                "basename": "prove", "name": f"{tier}/{ex.task}",
-                "actions": [(_prove, [tier, ex.task, images.GRADER, suite.prove])],
-                "file_dep": [render, grader_stamp],
+                "basename": "prove", "name": f"{tier}/{spec.name}",
+                "actions": [(_prove, [tier, spec.name, spec.image, suite.prove])],
+                "file_dep": [render] + ([spec.image_stamp] if spec.image_stamp else []),
                 "targets": [proof],
-                "uptodate": [config_changed({"limits": repr(suite.prove), "image": images.GRADER}),
+                "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
                              (_not_environmental, [str(proof)])],
-                "doc": f"prove {ex.task}",
+                "doc": f"prove {spec.name}",
             }
             proofs.append(proof)
-            if not proof.exists() or not render.exists() or proof.stat().st_mtime < max(
-                    render.stat().st_mtime, grader_stamp.stat().st_mtime if grader_stamp.exists() else 0):
-                stale += 1
-        _progress = Progress(stale)
+            stale += _stale(render, proof, spec.image_stamp or render)
+        _progress[tier] = Progress(stale)
         strict = _flag("strict")
-        every = [e.task for e in everything]
         yield {
             "basename": "gen", "name": tier,
-            "actions": [(_publish, [tier, every, strict, selection])],
+            "actions": [(_publish, [tier, selection.every, strict, selection.settings])],
             "file_dep": proofs,
-            "task_dep": [f"prove:{tier}/{e.task}" for e in chosen],
+            "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
             "targets": [suite.manifest_path],
-            "uptodate": [config_changed({"strict": strict, "tasks": every, "selection": selection})],
+            "uptodate": [config_changed({"strict": strict, "tasks": selection.every, "selection": selection.settings})],
             "doc": f"render, prove and publish the {tier} tier",
         }
+
+
+def _image_current(stamp: Path) -> bool:
+    from rules import images
+
+    return images.stamp_current(stamp.stem)
+
+
+def _evaluate(predictions: str | None, dataset: str | None) -> None:
+    from rules import swebench
+    from rules.tier import Rejected
+
+    if not predictions:
+        return TaskFailed("give predictions=FILE (SWE-bench JSONL: instance_id, model_name_or_path, model_patch), "
+                          "or predictions=gold / predictions=empty")
+    suite = load_suite("swe")
+    try:
+        path = Path(predictions)
+        if predictions in swebench.PSEUDO and not path.exists():
+            path = swebench.pseudo_predictions(suite, predictions,
+                                               swebench.dataset_path(suite, lambda n, d=None: dataset or d))
+        results = swebench.evaluate(suite, path)
+    except Rejected as exc:
+        return TaskFailed(str(exc))
+    print(swebench.results_summary(results))
+    return None
+
+
+def task_evaluate():
+    """Grade a predictions file with the swe tier's held-out tests: ``doit evaluate predictions=FILE`` (or
+    ``predictions=gold`` / ``predictions=empty``); writes evals/swe/evaluations/<name>/ (logs, results.json)."""
+    return {"actions": [(_evaluate, [get_var("predictions"), get_var("dataset")])], "uptodate": [False],
+            "verbosity": 2}
 
 
 def _scenarios(tier: str) -> None:

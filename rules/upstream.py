@@ -209,3 +209,181 @@ def _has(repo, ref: str) -> bool:
         return True
     except (git.exc.BadName, ValueError, git.exc.GitCommandError):
         return False
+
+
+# ---- many repositories at fixed commits (the swe tier) ----
+
+def mirror(url: str, dest: Path) -> Path:
+    """A local git repository with the history of ``url``: ``url`` itself when it is a local repository
+    (a clone or a bare mirror), else a bare clone made once at ``dest`` (into a temporary folder renamed into
+    place). Returns its path. Raises UpstreamError naming ``repos=`` when it cannot be cloned."""
+    git = _git()
+    if Path(url).exists():
+        try:
+            git.Repo(url)
+            return Path(url)
+        except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
+            raise UpstreamError(f"{url} is not a git repository; give repos=DIR with one clone per repository") from None
+    dest = Path(dest)
+    if (dest / "HEAD").exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        git.Repo.clone_from(url, tmp / "repo", bare=True)
+        (tmp / "repo").rename(dest)
+    except git.exc.GitCommandError as exc:
+        raise UpstreamError(f"cannot clone {url!r}: {exc.stderr.strip()[:300] if exc.stderr else exc}. "
+                            "Pass repos=DIR holding a local clone of each repository.") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def _commit(repo_dir: Path, commit: str):
+    git = _git()
+    repo = git.Repo(repo_dir)
+    try:
+        return repo, repo.commit(commit)
+    except (git.exc.BadName, ValueError, git.exc.GitCommandError):
+        raise UpstreamError(f"{repo_dir} has no commit {commit}; fetch it there, or point repos= at a fuller clone") from None
+
+
+def commit_time(repo_dir: Path, commit: str) -> int:
+    """The commit time of ``commit`` (seconds since the epoch). Raises UpstreamError when it is missing."""
+    return _commit(repo_dir, commit)[1].committed_date
+
+
+def tree_tar(repo_dir: Path, commit: str) -> bytes:
+    """The tree of ``commit`` as an uncompressed tar (files, executable bits and symlinks as committed; every
+    entry dated at the commit, owned by 0:0, in path order): the same bytes every time. No history, no
+    ``.git``. Raises UpstreamError when the commit is missing."""
+    import io
+    import tarfile
+
+    _repo, c = _commit(repo_dir, commit)
+    when = c.committed_date
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        dirs: set[str] = set()
+        for item in sorted(c.tree.traverse(), key=lambda o: o.path):
+            if item.type == "tree":
+                continue
+            if item.type != "blob":  # a submodule: nothing to lay out
+                continue
+            parts = item.path.split("/")
+            for i in range(1, len(parts)):
+                d = "/".join(parts[:i])
+                if d not in dirs:
+                    dirs.add(d)
+                    info = tarfile.TarInfo(d)
+                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, when
+                    tar.addfile(info)
+            info = tarfile.TarInfo(item.path)
+            info.mtime = when
+            data = item.data_stream.read()
+            if item.mode == 0o120000:
+                info.type, info.linkname, info.mode = tarfile.SYMTYPE, data.decode(), 0o777
+                tar.addfile(info)
+            else:
+                info.mode = 0o755 if item.mode & 0o111 else 0o644
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def file_at(repo_dir: Path, commit: str, path: str) -> bytes | None:
+    """The content of ``path`` at ``commit``, or None when it does not exist there."""
+    _repo, c = _commit(repo_dir, commit)
+    try:
+        return c.tree[path].data_stream.read()
+    except KeyError:
+        return None
+
+
+def patched_files(repo_dir: Path, commit: str, patch: str) -> dict[str, bytes | None]:
+    """Apply ``patch`` (a unified git diff) to the tree of ``commit`` without touching any work tree (in a
+    temporary index) and return the new content of every path it touches (None: deleted). Raises
+    UpstreamError with git's message when the patch does not apply."""
+    import os
+
+    git = _git()
+    repo, c = _commit(repo_dir, commit)
+    with tempfile.TemporaryDirectory(prefix="lab-patch-") as tmp:
+        env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        patch_file = os.path.join(tmp, "change.patch")
+        Path(patch_file).write_text(patch, encoding="utf-8")
+        try:
+            repo.git.read_tree(c.hexsha, env=env)
+            names = repo.git.apply("--numstat", "-z", "--cached", patch_file, env=env)
+            repo.git.apply("--cached", patch_file, env=env)
+            tree = repo.git.write_tree(env=env)
+        except git.exc.GitCommandError as exc:
+            raise UpstreamError(f"the patch does not apply at {commit[:12]}: {(exc.stderr or str(exc)).strip()[:400]}") from None
+        paths = _numstat_paths(names)
+        out: dict[str, bytes | None] = {}
+        from gitdb.util import hex_to_bin
+
+        new = git.Tree(repo, hex_to_bin(tree), mode=0o040000, path="")
+        for p in paths:
+            try:
+                out[p] = new[p].data_stream.read()
+            except KeyError:
+                out[p] = None
+        return out
+
+
+def _numstat_paths(text: str) -> list[str]:
+    """The paths of ``git apply --numstat -z`` output (renames give both names)."""
+    fields = text.split("\0")
+    out, i = [], 0
+    while i < len(fields):
+        f = fields[i]
+        if not f:
+            i += 1
+            continue
+        parts = f.split("\t")
+        if len(parts) == 3 and parts[2]:
+            out.append(parts[2])
+            i += 1
+        elif len(parts) == 3:  # a rename: the two names follow
+            out += [fields[i + 1], fields[i + 2]]
+            i += 3
+        else:
+            i += 1
+    return sorted(set(out))
+
+
+def apply_patch(work_tree: Path, patch: str) -> str | None:
+    """Apply ``patch`` to the files of ``work_tree`` (a folder laid by a task's setup.sh, a repository of lab's
+    making: never run git in a tree an agent has had). Returns None when it
+    applied, else git's one-line reason (nothing is changed then: ``git apply`` is all or nothing)."""
+    git = _git()
+    with tempfile.TemporaryDirectory(prefix="lab-patch-") as tmp:
+        patch_file = Path(tmp) / "change.patch"
+        patch_file.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
+        try:
+            git.Git(str(work_tree)).execute(["git", "apply", "--whitespace=nowarn", str(patch_file)])
+        except git.exc.GitCommandError as exc:
+            lines = (exc.stderr or str(exc)).strip().splitlines()
+            return lines[0][:300] if lines else "git apply failed"
+    return None
+
+
+def diff_against(base: Path, work_tree: Path) -> str:
+    """The change from the repository ``base`` (a work tree laid by a task's setup.sh: lab's own repository,
+    whose HEAD is the base commit) to the files of ``work_tree`` (any folder, e.g. an agent's final work tree;
+    its own ``.git`` is never read), as a binary-safe git diff with ``a/``/``b/`` paths: the model_patch of a
+    prediction. Files the base's ``.gitignore`` rules ignore are left out. Empty when nothing changed."""
+    import os
+
+    git = _git()
+    base, work_tree = Path(base).resolve(), Path(work_tree).resolve()
+    with tempfile.TemporaryDirectory(prefix="lab-diff-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_CONFIG_GLOBAL": "/dev/null"}
+        cmd = ["git", f"--git-dir={base / '.git'}", f"--work-tree={work_tree}"]
+        runner = git.Git(str(work_tree))
+        runner.execute(cmd + ["read-tree", "HEAD"], env=env)
+        runner.execute(cmd + ["add", "-A", "--", "."], env=env)
+        return runner.execute(cmd + ["diff", "--cached", "--binary", "HEAD"], env=env, strip_newline_in_stdout=False)

@@ -1,0 +1,1036 @@
+"""The swe tier: SWE-bench-style tasks: a real repository at the commit before a fix, the issue text as the prompt,
+held-out acceptance tests (FAIL_TO_PASS, PASS_TO_PASS) run only to score.
+
+Source: a dataset file in the public SWE-bench layout (JSONL or a JSON array; ``FAIL_TO_PASS``/``PASS_TO_PASS`` as
+JSON strings or lists) and one git repository per ``repo`` (a local clone under ``repos=DIR``, else cloned once
+from GitHub into ``.lab/upstream/swe/``). Settings: ``evals/swe/suite.toml``.
+
+A task (``evals/swe/tasks/<instance_id>/``): ``prompt.txt`` (the issue text; hints withheld), ``setup.sh`` (lays
+``workspace.tar``, the tree at the base commit, as a fresh repository with that one commit: no history after it),
+``holdout/test.patch`` (the held-out test change; never in a work tree), ``check.sh`` (lab's grading contract,
+``templates/swe/check.sh.j2``) and ``task.json`` (its ``image``: the environment image of its repository and
+version). The reference solution (``evals/swe/answers/<id>/``) is the gold patch's files.
+
+Environments are lab's own table ``ENVS`` (Python, install steps, pins, recorded from the study in
+shared/notes/swe-tier-data.md): one image per (repository, version) group, built once and stamped.
+
+Test identity: a SWE-bench test name ``path.py::Class::test[param]`` is the pytest node id; the JUnit report
+pytest writes names it ``path.Class::test[param]`` (``junit_id``). sympy's names are bare function names; each
+is looked up in the test files of the test patch (``sympy_id``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from rules.config import STATE, TEMPLATES, Limits, Suite
+from rules.files import read_json, write_atomic, write_json
+from rules.tier import ImageSpec, Rejected, Selection, TaskSpec, flag
+
+TIER = "swe"
+TASK_FORMAT = 2  # version of task.json (bump when its fields change meaning: every swe task renders again)
+PROOF_FORMAT = 2
+IMAGE_PREFIX = "lab/swe-env"
+PYTHON = "/opt/lab/venv/bin/python"
+INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+INI_SECTIONS = {"pytest.ini": "[pytest]", ".pytest.ini": "[pytest]", "pyproject.toml": "[tool.pytest.ini_options]",
+                "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
+
+
+# ---- environments: lab's own table ----
+
+@dataclass(frozen=True)
+class Env:
+    """One environment image: ``name`` (its tag suffix), the ``repo``, the ``versions`` it serves, the Debian
+    ``suite`` giving its ``python``, the ``install`` shell steps run in ``/opt/lab/setup`` (the repository at the
+    instance's environment-setup commit, when ``setup_source``) or ``/opt/lab``, ``pins`` (pip constraints),
+    extra ``apt`` packages, the ``pythonpath`` folder of the work tree put first on the path (``src``, ``.``; empty: none, the
+    test run's working folder /work is on it anyway), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
+    the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
+    serves, ahead of entries matched by version) and ``exclude`` (test names dropped from every expectation)."""
+
+    name: str
+    repo: str
+    versions: tuple[str, ...]
+    python: str
+    suite: str
+    install: tuple[str, ...]
+    pins: tuple[str, ...] = ()
+    apt: tuple[str, ...] = ()
+    pythonpath: str = ""
+    setup_source: bool = True
+    prepare: tuple[str, ...] = ()
+    test_env: tuple[tuple[str, str], ...] = ()
+    only: tuple[str, ...] = ()  # when given: the instances it serves (before any entry serving by version)
+    exclude: tuple[str, ...] = ()  # SWE-bench test names never expected (they need a network): recorded in task.json
+
+    @property
+    def tag(self) -> str:
+        return f"{IMAGE_PREFIX}:{self.name}"
+
+    @property
+    def stamp_name(self) -> str:
+        return f"swe-env-{self.name}"
+
+    @property
+    def base(self) -> str:
+        return f"debian:{self.suite}"
+
+    def digest(self) -> str:
+        """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+
+
+PYTEST_VERSION_FILE = ("printf 'version = __version__ = \"{version}.0\"\\nversion_tuple = __version_tuple__ = ({major}, {minor}, 0)\\n'"
+                       " > src/_pytest/_version.py",)
+def _pytest(version: str, python: str, pins: tuple[str, ...], only: tuple[str, ...] = (), pre: tuple[str, ...] = ()) -> Env:
+    """pytest's own repository: the package at the environment-setup commit (for its metadata; the work tree's
+    copy is what runs) with the pins of its era; no test extras (tests needing them skip, as in the dataset's
+    own runs)."""
+    suite = "bookworm" if python == "3.11" else "bullseye"
+    name = f"pytest-{version}" + (f"-py{python}" if only else "")
+    return Env(name, "pytest-dev/pytest", (version,), python, suite,
+               install=pre + (f"SETUPTOOLS_SCM_PRETEND_VERSION={version}.0 pip install . " + " ".join(pins),),
+               pins=(), pythonpath="src", prepare=PYTEST_VERSION_FILE, only=only)
+
+
+_PY4 = ("atomicwrites==1.4.1", "attrs==23.1.0", "more-itertools==10.1.0", "py==1.11.0")
+_PY5 = _PY4 + ("packaging==23.1", "pluggy==0.13.1", "wcwidth==0.2.6")
+_PY8 = ("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup==1.1.3", "tomli==2.0.1")
+_PYLINT = ("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
+           "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0 toml")
+
+# Lab's own table, recorded from the study (shared/notes/swe-tier-data.md) and the era pins of each project.
+ENVS: tuple[Env, ...] = (
+    Env("flask-2.3", "pallets/flask", ("2.3",), "3.11", "bookworm",
+        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
+        pins=("setuptools==70.0.0", "click==8.1.3", "itsdangerous==2.1.2", "Jinja2==3.1.2", "MarkupSafe==2.1.1",
+              "Werkzeug==2.3.7"),
+        pythonpath="src"),
+    Env("flask-2.0", "pallets/flask", ("2.0",), "3.9", "bullseye",
+        # its setup.cfg reads the version by importing flask: the dependencies first
+        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt setuptools Werkzeug Jinja2 "
+                 "itsdangerous click MarkupSafe", "pip install -c /opt/lab/constraints.txt ."),
+        pins=("setuptools==70.0.0", "Werkzeug==2.3.7", "Jinja2==3.0.1", "itsdangerous==2.1.2", "click==8.0.1",
+              "MarkupSafe==2.1.3"),
+        pythonpath="src"),
+    Env("requests-2.10", "psf/requests", ("2.10",), "3.9", "bullseye",
+        install=("pip install . pytest",),
+        # these connect to a private-range address (TARPIT) by design: never run with a network, never expected
+        exclude=("tests/test_requests.py::TestTimeout::test_connect_timeout",
+                 "tests/test_requests.py::TestTimeout::test_total_timeout_connect")),
+    _pytest("4.4", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0")),
+    # 4.5's setup.py asks for pluggy>=0.12, so its era's 0.11 cannot be had with it
+    _pytest("4.5", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0", "wcwidth==0.2.6")),
+    # 4.6 imports importlib_metadata on every Python; releases before 1.x break the standard library's on 3.9
+    _pytest("4.6", "3.9", _PY5 + ("six==1.16.0", "importlib-metadata==4.13.0")),
+    _pytest("5.0", "3.9", _PY5),
+    _pytest("5.1", "3.9", _PY5),
+    _pytest("5.2", "3.9", _PY5),
+    _pytest("5.3", "3.9", ("attrs==23.1.0", "more-itertools==10.1.0", "packaging==23.1", "pluggy==0.13.1",
+                           "py==1.11.0", "wcwidth==0.2.6")),
+    _pytest("5.4", "3.9", ("py==1.11.0", "packaging==23.1", "attrs==23.1.0", "more-itertools==10.1.0",
+                           "pluggy==0.13.1", "wcwidth==0.2.6")),  # its terminal writer imports wcwidth
+    _pytest("6.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "more-itertools==10.1.0", "packaging==23.1",
+                           "pluggy==0.13.1", "py==1.11.0", "toml==0.10.2")),
+    _pytest("6.3", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0",
+                           "toml==0.10.2"), pre=("sed -i 's/>=>=/>=/' setup.cfg",)),
+    _pytest("7.0", "3.11", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0"),
+            only=("pytest-dev__pytest-9359",)),
+    _pytest("7.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0")),
+    _pytest("8.0", "3.11", _PY8),
+    Env("pylint-2.15", "pylint-dev/pylint", ("2.15",), "3.11", "bookworm", install=_PYLINT, pins=("setuptools<71",),
+        pythonpath=".", only=("pylint-dev__pylint-7114", "pylint-dev__pylint-7228", "pylint-dev__pylint-7993")),
+    Env("pylint-2.13", "pylint-dev/pylint", ("2.13",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",),
+        pythonpath="."),
+    Env("pylint-2.14", "pylint-dev/pylint", ("2.14",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",),
+        pythonpath="."),
+    Env("pylint-2.15-py3.9", "pylint-dev/pylint", ("2.15",), "3.9", "bullseye", install=_PYLINT,
+        pins=("setuptools<71",), pythonpath="."),
+    Env("sympy-py3.11", "sympy/sympy", ("1.2", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
+                                         "1.13"), "3.11", "bookworm",
+        install=("pip install -c /opt/lab/constraints.txt mpmath pytest",), pins=("mpmath==1.3.0",),
+        setup_source=False),
+    Env("sympy-py3.9", "sympy/sympy", ("0.7", "1.0", "1.1"), "3.9", "bullseye",
+        install=("pip install -c /opt/lab/constraints.txt mpmath 'pytest<8'",), pins=("mpmath==1.3.0",),
+        setup_source=False),
+)
+
+
+def environments(suite: Suite | None = None) -> tuple[Env, ...]:
+    """Lab's table ``ENVS`` with the ``[envs.<name>]`` tables of the tier's suite.toml laid over it (same name:
+    replaced; new name: added; fields as ``Env``'s). Raises Rejected naming the table on a bad entry."""
+    extra = (suite.table.get("envs") if suite else None) or {}
+    out = {e.name: e for e in ENVS}
+    for name, raw in extra.items():
+        try:
+            out[name] = Env(
+                name=name, repo=str(raw["repo"]), versions=tuple(str(v) for v in raw["versions"]),
+                python=str(raw.get("python", "3.11")), suite=str(raw.get("suite", "bookworm")),
+                install=tuple(raw.get("install", ())), pins=tuple(raw.get("pins", ())), apt=tuple(raw.get("apt", ())),
+                pythonpath=str(raw.get("pythonpath", "")), setup_source=bool(raw.get("setup_source", True)),
+                prepare=tuple(raw.get("prepare", ())), test_env=tuple(sorted(dict(raw.get("test_env", {})).items())))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise Rejected(f"evals/swe/suite.toml [envs.{name}]: missing or malformed {exc}; give repo, versions "
+                           "and install") from None
+    return tuple(out.values())
+
+
+def env_for(repo: str, version: str, envs: tuple[Env, ...] = ENVS, instance: str = "") -> Env | None:
+    """The environment of ``instance`` (``repo`` at ``version``) in ``envs`` (lab's table): an entry naming the
+    instance in ``only``, else the first entry with no ``only`` serving the version; None when there is none."""
+    for env in envs:
+        if instance and instance in env.only:
+            return env
+    for env in envs:
+        if env.repo == repo and version in env.versions and not env.only:
+            return env
+    return None
+
+
+# ---- the dataset ----
+
+@dataclass(frozen=True)
+class Instance:
+    """One dataset record: ``id`` (instance_id), ``repo`` (owner/name), ``base_commit``, ``patch`` (gold),
+    ``test_patch``, ``problem_statement``, ``version``, ``setup_commit`` (environment_setup_commit),
+    ``fail_to_pass`` and ``pass_to_pass`` (SWE-bench test names) and ``digest`` (of the whole record)."""
+
+    id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    version: str
+    setup_commit: str
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...]
+    digest: str = field(default="", compare=False)
+
+
+def _names(value, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise Rejected(f"{where} is not a JSON list of test names") from None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise Rejected(f"{where} is not a list of test names")
+    return tuple(value)
+
+
+def _instance(raw: dict) -> Instance:
+    iid = str(raw.get("instance_id", "?"))
+    try:
+        return Instance(
+            id=iid, repo=raw["repo"], base_commit=raw["base_commit"], patch=raw["patch"],
+            test_patch=raw["test_patch"], problem_statement=raw["problem_statement"], version=str(raw["version"]),
+            setup_commit=raw.get("environment_setup_commit") or raw["base_commit"],
+            fail_to_pass=_names(raw["FAIL_TO_PASS"], f"{iid}: FAIL_TO_PASS"),
+            pass_to_pass=_names(raw["PASS_TO_PASS"], f"{iid}: PASS_TO_PASS"),
+            digest=hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest(),
+        )
+    except KeyError as exc:
+        raise Rejected(f"{iid}: the dataset record has no field {exc.args[0]!r}") from None
+
+
+_DATASETS: dict[tuple[str, float], dict[str, Instance]] = {}
+
+
+def load_dataset(path: Path) -> dict[str, Instance]:
+    """The instances of a dataset file (JSONL, or one JSON array), by instance id, in file order. Raises
+    Rejected naming the file and the fix when it is missing or unreadable."""
+    path = Path(path)
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except FileNotFoundError:
+        raise Rejected(f"dataset {path} does not exist: give dataset=PATH (SWE-bench JSONL) or set `dataset` "
+                       "in evals/swe/suite.toml") from None
+    if key in _DATASETS:
+        return _DATASETS[key]
+    text = path.read_text(encoding="utf-8")
+    try:
+        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()
+                                                                       if line.strip()]
+    except ValueError as exc:
+        raise Rejected(f"dataset {path} is neither JSONL nor a JSON array: {exc}") from None
+    out = {}
+    for row in rows:
+        inst = _instance(row)
+        out[inst.id] = inst
+    _DATASETS[key] = out
+    return out
+
+
+def slug(repo: str) -> str:
+    """``pallets/flask`` → ``pallets__flask`` (a folder name)."""
+    return repo.replace("/", "__")
+
+
+def repo_dir(repo: str, repos: str | None) -> Path:
+    """The local git repository of ``repo``: under ``repos`` (``<repos>/<name>``, ``<repos>/<owner>__<name>`` or
+    ``<repos>/<owner>/<name>``) when given, else a bare clone from GitHub kept in ``.lab/upstream/swe/``
+    (cloned on first use). Raises UpstreamError."""
+    from rules.upstream import mirror
+
+    if repos:
+        owner, name = repo.split("/", 1)
+        for cand in (Path(repos) / name, Path(repos) / slug(repo), Path(repos) / owner / name):
+            if cand.exists():
+                return mirror(str(cand), cand)
+        from rules.upstream import UpstreamError
+        raise UpstreamError(f"repos={repos} has no clone of {repo} (looked for {name}, {slug(repo)}, {repo})")
+    return mirror(f"https://github.com/{repo}.git", STATE / "upstream" / TIER / slug(repo))
+
+
+# ---- test identity ----
+
+def junit_id(nodeid: str) -> str:
+    """The id ``rules.reports.parse_junit`` gives the pytest test ``nodeid`` (a SWE-bench test name):
+    pytest's JUnit classname is the file path dotted without ``.py`` plus the classes, then ``::`` and the name
+    (with its parameters). ``tests/test_x.py::TestA::test_b[1]`` → ``tests.test_x.TestA::test_b[1]``."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    return ".".join(names[:-1]) + "::" + names[-1]
+
+
+def test_name(name: str) -> bool:
+    """True for a name that can be a test: a pytest node id (``path::...``) or a bare function name (sympy's).
+    Some dataset lists also hold fragments of the log their parser read (``[100%]``): no test, never expected
+    (recorded in task.json ``excluded``)."""
+    return "::" in name or re.fullmatch(r"[A-Za-z_]\w*", name) is not None
+
+
+def truncated(name: str) -> bool:
+    """True for a SWE-bench test name cut at its first space (its log parser splits lines on spaces): a
+    parametrized name whose ``[`` is never closed. Such a name stands for every test id that begins with it
+    and a space (resolved against the gold patch's run when proving)."""
+    return "[" in name and not name.endswith("]")
+
+
+def members(test_id: str, ids, cut: set[str]) -> list[str]:
+    """The ids among ``ids`` that the expected ``test_id`` stands for: itself, or when it is a truncated
+    name (in ``cut``) every id beginning with it and a space."""
+    if test_id not in cut:
+        return [test_id]
+    return sorted(i for i in ids if i.startswith(test_id + " "))
+
+
+def sympy_id(name: str, files: dict[str, str]) -> str | None:
+    """The JUnit id of sympy's test function ``name`` (a bare SWE-bench name): the one file among ``files``
+    (path → text after the test patch) defining ``def name(`` at module level; None when none or several do."""
+    pattern = re.compile(rf"^def {re.escape(name)}\(", re.M)
+    hits = [p for p, text in files.items() if pattern.search(text)]
+    return junit_id(f"{hits[0]}::{name}") if len(hits) == 1 else None
+
+
+def test_ids(inst: Instance, test_files: dict[str, str]) -> dict[str, str]:
+    """Map every FAIL_TO_PASS and PASS_TO_PASS name of ``inst`` to its report id. ``test_files`` are the
+    Python test files of its test patch (path → text after the patch). Raises Rejected naming the names that
+    have no single id."""
+    out, lost = {}, []
+    for name in inst.fail_to_pass + inst.pass_to_pass:
+        if "::" in name:
+            out[name] = junit_id(name)
+        else:
+            found = sympy_id(re.sub(r"\s.*$", "", name), test_files)
+            if found is None:
+                lost.append(name)
+            else:
+                out[name] = found
+    if lost:
+        raise Rejected(f"test names found in no single test file of the test patch: {', '.join(lost[:10])}")
+    return out
+
+
+def run_files(inst: Instance, test_files: dict[str, str]) -> list[str]:
+    """The test files the grading runs: those the FAIL_TO_PASS and PASS_TO_PASS names live in, in the order
+    the test patch names them."""
+    wanted = {n.split("::", 1)[0] for n in inst.fail_to_pass + inst.pass_to_pass if "::" in n}
+    if any("::" not in n for n in inst.fail_to_pass + inst.pass_to_pass):
+        wanted |= {p for p in test_files}
+    return [p for p in patch_paths(inst.test_patch) if p in wanted]
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The paths a unified git diff touches (``diff --git a/X b/Y``: Y, and X when renamed), in order."""
+    out: list[str] = []
+    for a, b in re.findall(r"^diff --git a/(\S+) b/(\S+)$", patch, re.M):
+        for p in (a, b):
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def _inifile(tree: dict[str, bytes]) -> str | None:
+    for name in INI_FILES:
+        data = tree.get(name)
+        if data is not None and (name in ("pytest.ini", ".pytest.ini") or INI_SECTIONS[name].encode() in data):
+            return name
+    return None
+
+
+# ---- the tier ----
+
+def dataset_path(suite: Suite, var: Callable = lambda name, default=None: default) -> Path:
+    """The dataset in force: ``dataset=`` on the command line, else suite.toml's ``dataset`` (relative paths from
+    the project root)."""
+    from rules.config import ROOT
+
+    raw = var("dataset") or suite.table.get("dataset")
+    if not raw:
+        raise Rejected("no dataset: give dataset=PATH or set `dataset` in evals/swe/suite.toml")
+    p = Path(raw)
+    return p if p.is_absolute() else ROOT / p
+
+
+class SweTier:
+    """The swe tier through the seam of rules/tier.py."""
+
+    name = TIER
+
+    def tasks(self, suite: Suite, var: Callable) -> Selection:
+        from rules import images
+
+        data = load_dataset(dataset_path(suite, var))
+        raw_ids = var("instances")
+        if raw_ids:
+            ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
+            unknown = [i for i in ids if i not in data]
+            if unknown:
+                raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
+        elif flag(var, "all"):
+            ids = list(data)
+        else:
+            ids = [i for i in suite.table.get("instances", []) if i in data]
+        raw_limit = var("limit")
+        if raw_limit is not None:
+            try:
+                limit = int(raw_limit)
+            except ValueError:
+                limit = 0
+            if limit < 1:
+                raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
+            ids = ids[:limit]
+        repos = var("repos") or suite.table.get("repos") or None
+        templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
+        envs = environments(suite)
+        specs = []
+        for iid in ids:
+            inst = data[iid]
+            env = env_for(inst.repo, inst.version, envs, inst.id)
+            specs.append(TaskSpec(
+                name=iid, groups={"language": "python", "exercise": iid, "repo": inst.repo},
+                deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
+                                          "env": env.digest() if env else None},
+                image=env.tag if env else "",
+                image_stamp=images.stamp_path(env.stamp_name) if env else None,
+                source=(inst, env, repos, float(suite.prove.timeout))))
+        settings = {"dataset": str(dataset_path(suite, var)), "instances": ids, "repos": repos}
+        return Selection(list(data), specs, settings)
+
+    def render(self, suite: Suite, spec: TaskSpec):
+        inst, env, repos, timeout = spec.source
+        return render(inst, env, repos, test_timeout=int(timeout))
+
+    def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
+        from rules import images
+
+        out, seen = [], set()
+        for spec in specs:
+            inst, env, repos, _ = spec.source
+            if env is None or env.name in seen:
+                continue
+            seen.add(env.name)
+            out.append(ImageSpec(
+                name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name),
+                deps=(str(TEMPLATES / "swe" / "env.Dockerfile.j2"),), settings={"env": env.digest()},
+                build=lambda env=env, inst=inst, repos=repos: build_env(env, repo_dir(inst.repo, repos),
+                                                                        inst.setup_commit)))
+        return out
+
+    def prove(self, build: Path, image: str, limits: Limits) -> dict:
+        return prove_staged(build, image=image, limits=limits)
+
+
+# ---- rendering ----
+
+def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
+    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.aider.Rendered``:
+    task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
+    ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
+    environment for its repository and version, a patch that does not apply, test names without an id)."""
+    import io
+    import tarfile
+
+    from rules.aider import Rendered
+    from rules.render import render as render_template
+    from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
+
+    if env is None:
+        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/swebench.py ENVS)")
+    try:
+        repo = repo_dir(inst.repo, repos)
+        tar = tree_tar(repo, inst.base_commit)
+        gold = patched_files(repo, inst.base_commit, inst.patch)
+        tests_after = patched_files(repo, inst.base_commit, inst.test_patch)
+        when = commit_time(repo, inst.base_commit)
+    except UpstreamError as exc:
+        raise Rejected(str(exc)) from None
+    if any(v is None for v in gold.values()):
+        raise Rejected("the gold patch deletes files; lab lays reference solutions as files only")
+    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+        base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
+        small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
+    py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
+                if p.endswith(".py") and data is not None}
+    excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude or not test_name(n)]
+    if any(n in env.exclude for n in inst.fail_to_pass):
+        raise Rejected(f"a FAIL_TO_PASS test needs a network: {', '.join(n for n in inst.fail_to_pass if n in env.exclude)}")
+    if any(not test_name(n) for n in inst.fail_to_pass):
+        raise Rejected(f"FAIL_TO_PASS holds names that are no test: {', '.join(n for n in inst.fail_to_pass if not test_name(n))}")
+    inst = dataclasses.replace(inst, pass_to_pass=tuple(n for n in inst.pass_to_pass
+                                                        if n not in env.exclude and test_name(n)))
+    ids = test_ids(inst, py_tests)
+    files = run_files(inst, py_tests)
+    if not files:
+        raise Rejected("the test patch touches none of the files its FAIL_TO_PASS/PASS_TO_PASS tests live in")
+    inifile = _inifile(small)
+    touched = patch_paths(inst.test_patch)
+    major, minor = (inst.version.split(".") + ["0"])[:2]
+    date = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(when))
+    context = dict(
+        task=inst.id, repo=inst.repo, repo_version=inst.version, date=date, problem_statement=inst.problem_statement,
+        settings_files=[inifile] if inifile else [], inifile=inifile, test_patch_files=touched,
+        test_patch_base_files=[p for p in touched if p in base_files], test_files=files,
+        prepare=[line.format(version=inst.version, major=major, minor=minor) for line in env.prepare],
+        pythonpath="" if not env.pythonpath else "/work" if env.pythonpath == "." else f"/work/{env.pythonpath}",
+        test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout,
+    )
+    pre_existing = [p for p in files if p in base_files]
+    meta = {
+        "version": TASK_FORMAT, "tier": TIER, "task": inst.id, "language": "python", "exercise": inst.id,
+        "repo": inst.repo, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
+        "image": env.tag, "report": "junit", "test_files": files, "test_patch_files": touched,
+        "gold_files": sorted(gold), "solution_files": [],  # no {files} for the agent: finding them is the task
+        "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
+        "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
+        "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
+        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"]),
+        "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
+    }
+    out = Rendered()
+    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
+    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
+    out.task_files["check.sh"] = (render_template("swe/check.sh.j2", holdout=True, **context).encode(), 0o755)
+    # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones); kept out of the
+    # task's files (rules.swebench.pretest_task lays it out when needed)
+    out.pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
+                   if pre_existing else None)
+    out.task_files["workspace.tar"] = (tar, 0o644)
+    out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
+    out.task_files["task.json"] = ((json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)
+    for path, data in gold.items():
+        out.answer_files[path] = (data, 0o644)
+    out.meta = meta
+    return out
+
+
+def test_cmd(files: list[str], inifile: str | None, pythonpath: str) -> str:
+    """The command that runs the repository's pre-existing tests of the files the held-out patch touches, at
+    their base version, from the work tree's root (never a held-out test: only files that exist at base)."""
+    if not files:
+        return ""
+    env = f"PYTHONPATH={os.path.relpath(pythonpath, '/work')} " if pythonpath else ""
+    return f"{env}python -m pytest -rA -p no:cacheprovider " + " ".join(files)
+
+
+# ---- environment images ----
+
+def env_dockerfile(env: Env, base: str) -> str:
+    """The Dockerfile text of ``env``'s image, ``FROM`` the tag ``base``."""
+    from rules.render import render as render_template
+
+    return render_template("swe/env.Dockerfile.j2", env=env, base=base, suite=env.suite)
+
+
+def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
+    """Build ``env``'s image (on the Debian base, bootstrapped when no registry answers; host networking and
+    the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``. Returns the stamp
+    ``{"image", "id", "env", "seconds", "packages"}``. Raises SandboxError."""
+    import io
+    import tarfile
+
+    from rules import images, sandbox
+    from rules.upstream import tree_tar
+
+    start = time.monotonic()
+    base = sandbox.ensure_base_image(env.base, log=log)
+    files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
+             "constraints.txt": ("\n".join(env.pins) + "\n").encode()}
+    if env.setup_source:
+        with tarfile.open(fileobj=io.BytesIO(tree_tar(repo, setup_commit))) as tf:
+            for m in tf.getmembers():
+                if m.isfile():
+                    files[f"setup/{m.name}"] = tf.extractfile(m).read()
+    image = sandbox.build_image(env.tag, env_dockerfile(env, base), files, log=log,
+                                labels={"lab.env": env.name, "lab.env.digest": env.digest()})
+    probe = sandbox.run(env.tag, ["cat", "/opt/lab/pip-freeze.txt"], network="none")
+    stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
+             "packages": probe.output.split()}
+    write_json(images.stamp_path(env.stamp_name), stamp, only_if_changed=True)
+    return stamp
+
+
+# ---- proof ----
+
+def _named(ids: list[str], names: dict[str, str]) -> str:
+    shown = [names.get(i, i) for i in ids[:10]]
+    return ", ".join(shown) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+
+def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
+          log_dir: Path | None = None) -> dict:
+    """Prove one swe task: with the gold patch every FAIL_TO_PASS and PASS_TO_PASS test passes; before it every
+    FAIL_TO_PASS test fails and every PASS_TO_PASS one passes. Returns the proof record (the aider tier's
+    fields; ``tests`` = the ids every grading must see pass; ``before`` = what the base run showed). Raises
+    SandboxError (infrastructure)."""
+    from rules.grade import grade
+    from rules.prove import environmental, lay_work_tree
+
+    start = time.monotonic()
+    f2p, p2p = list(meta["fail_to_pass"]), list(meta["pass_to_pass"])
+    names = meta.get("test_names", {})
+    cut = set(meta.get("truncated", []))
+    exact = [i for i in f2p + p2p if i not in cut]
+    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
+              "exercise": meta["exercise"], "repo": meta["repo"], "status": "rejected", "reason": "",
+              "environmental": None, "tests": [], "reference": None, "stub": None, "before": None}
+    with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
+        ref_tree = Path(tmp) / "gold"
+        lay_work_tree(task_dir, ref_tree, answer_dir)
+        ref = grade(task_dir, ref_tree, image=image, limits=limits, expected=exact,
+                    log_path=log_dir / "reference.log" if log_dir else None)
+        record["reference"] = ref.to_json()
+        # a truncated name stands for the ids the gold run passed under it (the gold patch and tests are trusted)
+        lost = [i for i in exact if i not in ref.tests] + [i for i in sorted(cut) if not members(i, ref.tests, cut)]
+        if not ref.passed or lost:
+            record["environmental"] = environmental(ref)
+            record["reason"] = (f"{record['environmental']}: the gold patch's tests did not finish" if record["environmental"]
+                                else f"with the gold patch, {len(lost)} test(s) do not pass: {_named(lost, names)}" if lost
+                                else "with the gold patch: " + "; ".join(ref.evidence)[:600])
+        else:
+            expected = sorted({m for i in f2p + p2p for m in members(i, ref.tests, cut)})
+            base_tree = Path(tmp) / "base"
+            lay_work_tree(task_dir, base_tree)
+            stub = grade(task_dir, base_tree, image=image, limits=limits, expected=expected,
+                         log_path=log_dir / "stub.log" if log_dir else None)
+            record["stub"] = stub.to_json()
+            passed = set(stub.tests)
+            # a base run that never completed (the session crashed: a canary missing) fails every FAIL_TO_PASS
+            # test as a whole, which is how the dataset's own run saw it
+            completed = not any("canary" in e and "missing" in e for e in stub.evidence)
+            early = [i for i in f2p if completed and any(m in passed for m in members(i, expected, cut))]
+            broken = [i for i in p2p if not all(m in passed for m in members(i, expected, cut))]
+            record["before"] = {"fail_to_pass_passed": early, "pass_to_pass_failed": broken, "completed": completed}
+            if environmental(stub):
+                record["environmental"] = environmental(stub)
+                record["reason"] = f"{record['environmental']}: the base commit's tests did not finish"
+            elif stub.verdict == "tampered":
+                record["reason"] = "the base run's report was flagged tampered: " + "; ".join(stub.evidence)
+            elif early:
+                record["reason"] = f"before the fix, FAIL_TO_PASS test(s) pass: {_named(early, names)}"
+            elif broken:
+                record["reason"] = f"before the fix, PASS_TO_PASS test(s) fail: {_named(broken, names)}"
+            else:
+                record["status"], record["tests"] = "kept", expected
+    record["seconds"] = round(time.monotonic() - start, 3)
+    return record
+
+
+def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
+    """Prove the staged swe task in ``build`` (``.lab/build/swe/<id>/``) and write ``proof.json``; a render that
+    failed becomes a ``rejected`` proof with its reason, without any container."""
+    render_record = read_json(build / "render.json")
+    meta = render_record["meta"]
+    if render_record.get("error"):
+        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language", "python"),
+                  "exercise": meta.get("exercise", meta["task"]), "repo": meta.get("repo"), "status": "rejected",
+                  "reason": render_record["error"], "environmental": None, "tests": [], "reference": None,
+                  "stub": None, "before": None, "seconds": 0.0}
+    else:
+        record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta, log_dir=build / "logs")
+    write_json(build / "proof.json", record)
+    return record
+
+
+# ---- predictions in and out (SWE-bench's JSONL: instance_id, model_name_or_path, model_patch) ----
+
+RESULTS_FORMAT = 1
+PSEUDO = ("gold", "empty")  # predictions=gold / predictions=empty: made from the published tasks
+
+
+def read_predictions(path: Path) -> list[dict]:
+    """The records of a predictions file: JSONL, a JSON array, or a JSON object keyed by instance id (the three
+    shapes SWE-bench accepts). Each has ``instance_id``; ``model_patch`` may be missing or empty. Raises
+    Rejected naming the file and the line that is wrong."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise Rejected(f"predictions file {path} does not exist") from None
+    try:
+        if text.lstrip().startswith("["):
+            rows = json.loads(text)
+        elif text.lstrip().startswith("{") and "\n{" not in text.strip():
+            obj = json.loads(text)
+            if "instance_id" in obj or not all(isinstance(v, dict) for v in obj.values()):
+                rows = [obj]
+            else:
+                rows = [{"instance_id": k, **v} for k, v in obj.items()]
+        else:
+            rows = []
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except ValueError as exc:
+                        raise Rejected(f"{path}:{n}: not a JSON object ({exc})") from None
+    except ValueError as exc:
+        raise Rejected(f"{path}: not JSON or JSONL ({exc})") from None
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
+            raise Rejected(f"{path}: record {n} has no instance_id")
+    return rows
+
+
+def published(suite: Suite) -> list[str]:
+    """The instance ids of the tier's published tasks (a task folder with ``tests.json``), sorted."""
+    if not suite.tasks_dir.is_dir():
+        return []
+    return sorted(p.name for p in suite.tasks_dir.iterdir() if (p / "tests.json").is_file())
+
+
+def pseudo_predictions(suite: Suite, kind: str, dataset: Path) -> Path:
+    """Write ``evals/swe/predictions/<kind>.jsonl`` for every published task: ``gold`` (the dataset's gold
+    patches) or ``empty`` (no patch at all); returns its path."""
+    data = load_dataset(dataset)
+    rows = [{"instance_id": i, "model_name_or_path": kind, "model_patch": data[i].patch if kind == "gold" else ""}
+            for i in published(suite) if i in data]
+    path = suite.dir / "predictions" / f"{kind}.jsonl"
+    write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return path
+
+
+def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: list[str],
+           cut: set[str]) -> dict[str, list[str]]:
+    """SWE-bench's tests_status entry: the names of ``ids`` whose tests all passed, and the others."""
+    ok = [i for i in ids if members(i, expected, cut) and all(m in passed for m in members(i, expected, cut))]
+    return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
+
+
+def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
+    """Grade one prediction against the published task of its instance, with the held-out tests, and write its
+    log folder ``out_dir/<instance_id>/`` (``patch.diff``, ``test_output.txt``, ``report.json``). Returns the
+    report: ``status`` is ``resolved`` (every FAIL_TO_PASS and PASS_TO_PASS test passed), ``unresolved``,
+    ``empty_patch`` (nothing to apply) or ``error`` (not a published task, a patch that does not apply, or an
+    infrastructure failure: never counted as the model's failure to resolve), with ``reason``."""
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+    from rules.sandbox import SandboxError
+    from rules.upstream import apply_patch
+
+    iid = record["instance_id"]
+    patch = record.get("model_patch") or ""
+    task_dir = suite.tasks_dir / iid
+    logs = out_dir / iid
+    report = {"instance_id": iid, "model_name_or_path": record.get("model_name_or_path"), "status": "error",
+              "reason": "", "verdict": None, "evidence": [], "tests_status": None, "seconds": 0.0}
+    start = time.monotonic()
+    write_atomic(logs / "patch.diff", patch)
+    meta = read_json(task_dir / "task.json")
+    if not (task_dir / "tests.json").is_file() or not meta:
+        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+    elif not patch.strip():
+        report["status"], report["reason"] = "empty_patch", "the prediction has no patch"
+    else:
+        with tempfile.TemporaryDirectory(prefix="lab-eval-") as tmp:
+            tree = Path(tmp) / "work"
+            try:
+                lay_work_tree(task_dir, tree)
+                problem = apply_patch(tree, patch)
+                if problem:
+                    report["reason"] = f"the patch does not apply: {problem}"
+                else:
+                    g = grade(task_dir, tree, image=meta["image"], limits=suite.prove,
+                              log_path=logs / "test_output.txt")
+                    names, cut = meta.get("test_names", {}), set(meta.get("truncated", []))
+                    expected = (read_json(task_dir / "tests.json") or {}).get("tests", [])
+                    passed = set(g.tests)
+                    report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
+                                  evidence=g.evidence, reason="; ".join(g.evidence)[:600],
+                                  tests_status={"FAIL_TO_PASS": _split(meta["fail_to_pass"], passed, names, expected, cut),
+                                                "PASS_TO_PASS": _split(meta["pass_to_pass"], passed, names, expected, cut)})
+            except (SandboxError, RuntimeError) as exc:
+                report["reason"] = f"infrastructure: {exc}"[:600]
+    report["seconds"] = round(time.monotonic() - start, 3)
+    write_json(logs / "report.json", report)
+    return report
+
+
+def evaluate(suite: Suite, predictions: Path, out_dir: Path | None = None, log=sys.stderr) -> dict:
+    """Grade every prediction of the file ``predictions`` and write ``<out_dir>/results.json`` (default
+    ``evals/swe/evaluations/<file stem>/``) beside the per-instance logs. Returns the results:
+    ``{"version", "predictions", "models", "total_instances" (published tasks), "submitted", "completed"
+    (graded), "resolved", "unresolved", "error", "empty_patch" (id lists), "resolved_rate" (over the
+    published tasks), "repos": {repo: {"tasks", "resolved", "rate"}}, "instances": {id: report}}``. A later record for the same instance replaces an earlier."""
+    rows = {r["instance_id"]: r for r in read_predictions(predictions)}
+    out_dir = Path(out_dir) if out_dir else suite.dir / "evaluations" / Path(predictions).stem
+    reports = {}
+    for n, (iid, row) in enumerate(sorted(rows.items()), 1):
+        rep = evaluate_one(suite, row, out_dir)
+        reports[iid] = rep
+        print(f"[evaluate {n}/{len(rows)}] {iid}: {rep['status']}"
+              + (f" ({rep['reason'][:200]})" if rep["status"] in ("error", "unresolved") and rep["reason"] else "")
+              + f" in {rep['seconds']:.1f}s", file=log, flush=True)
+    by = {k: sorted(i for i, r in reports.items() if r["status"] == k)
+          for k in ("resolved", "unresolved", "error", "empty_patch")}
+    total = len(published(suite))
+    results = {"version": RESULTS_FORMAT, "predictions": str(predictions),
+               "models": sorted({str(r.get("model_name_or_path")) for r in rows.values()}),
+               "total_instances": total, "submitted": len(rows),
+               "completed": len(by["resolved"]) + len(by["unresolved"]), **by,
+               "resolved_rate": round(len(by["resolved"]) / total, 4) if total else None,
+               "repos": per_repo(suite, by["resolved"]), "instances": reports}
+    write_json(out_dir / "results.json", results)
+    return results
+
+
+def per_repo(suite: Suite, resolved: list[str]) -> dict[str, dict]:
+    """Per repository of the published tasks: ``{"tasks": n, "resolved": n, "rate": resolved / tasks}``."""
+    out: dict[str, dict] = {}
+    done = set(resolved)
+    for iid in published(suite):
+        repo = (read_json(suite.tasks_dir / iid / "task.json") or {}).get("repo", "?")
+        row = out.setdefault(repo, {"tasks": 0, "resolved": 0})
+        row["tasks"] += 1
+        row["resolved"] += iid in done
+    for row in out.values():
+        row["rate"] = round(row["resolved"] / row["tasks"], 4)
+    return dict(sorted(out.items()))
+
+
+def results_summary(results: dict) -> str:
+    """One line for the terminal."""
+    return (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
+            f"published ({len(results['unresolved'])} unresolved, {len(results['error'])} error, "
+            f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")
+
+
+def work_patch(task_dir: Path, work_tree: Path) -> str:
+    """An agent's work as a patch: the diff from the task's base tree (laid afresh by its setup.sh) to the files
+    of ``work_tree``; the agent's own ``.git`` is never read. Empty when the agent changed nothing."""
+    from rules.prove import lay_work_tree
+    from rules.upstream import diff_against
+
+    with tempfile.TemporaryDirectory(prefix="lab-base-") as tmp:
+        base = Path(tmp) / "base"
+        lay_work_tree(Path(task_dir), base)
+        return diff_against(base, work_tree)
+
+
+def write_predictions(suite: Suite, name: str, model: str, patches: dict[str, str]) -> Path:
+    """Write ``evals/swe/predictions/<name>.jsonl`` in SWE-bench's format (one record per instance, sorted:
+    ``instance_id``, ``model_name_or_path`` = ``model``, ``model_patch``); returns its path."""
+    rows = [{"instance_id": i, "model_name_or_path": model, "model_patch": patches[i]} for i in sorted(patches)]
+    path = suite.dir / "predictions" / f"{name}.jsonl"
+    write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return path
+
+
+# ---- retry until plausible: attempts, their outcomes and the least-bad pick ----
+
+@dataclass
+class Attempt:
+    """One attempt at a task from a fresh work tree: which ``agent`` made it, its ``patch`` (against the base),
+    and the three outcomes Aider's harness measured: ``edit`` (None: a non-empty diff that applies; else the
+    problem), ``lint`` (syntax errors in the changed Python files, ``path:line: message``) and ``broken`` (the
+    pre-existing tests that passed at base and no longer pass). Plausible when all three are clean."""
+
+    attempt: int
+    agent: str
+    patch: str
+    edit: str | None
+    lint: list[str]
+    broken: list[str]
+
+    @property
+    def plausible(self) -> bool:
+        return self.edit is None and not self.lint and not self.broken
+
+    @property
+    def problems(self) -> int:
+        """How many of the three outcomes are bad (0-3)."""
+        return (self.edit is not None) + bool(self.lint) + bool(self.broken)
+
+    @property
+    def diff_lines(self) -> int:
+        return sum(1 for line in self.patch.splitlines()
+                   if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+    def to_json(self) -> dict:
+        return {"attempt": self.attempt, "agent": self.agent, "edit": self.edit, "lint": self.lint,
+                "broken": self.broken, "plausible": self.plausible, "problems": self.problems,
+                "diff_lines": self.diff_lines}
+
+
+def choose(attempts: list[Attempt]) -> int:
+    """The index of the answer among ``attempts``: the first plausible one; with none, the least bad (fewest
+    problems; ties: the smaller diff, then the earlier attempt). Raises ValueError on an empty list."""
+    if not attempts:
+        raise ValueError("no attempts to choose from")
+    for i, a in enumerate(attempts):
+        if a.plausible:
+            return i
+    return min(range(len(attempts)), key=lambda i: (attempts[i].problems, attempts[i].diff_lines, i))
+
+
+def lint_errors(work_tree: Path, paths: list[str]) -> list[str]:
+    """Syntax errors of the Python files among ``paths`` (relative to ``work_tree``), compiled (never run) on
+    the host; deleted files are skipped."""
+    out = []
+    for rel in paths:
+        p = Path(work_tree) / rel
+        if not rel.endswith(".py") or not p.is_file() or p.is_symlink():
+            continue
+        try:
+            compile(p.read_bytes(), rel, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            out.append(f"{rel}:{exc.lineno}: {exc.msg}")
+        except ValueError as exc:
+            out.append(f"{rel}: {exc}")
+    return out
+
+
+def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
+    """A task folder at ``dest`` whose ``check.sh`` is ``script`` (the pre-existing tests: ``render(...)
+    .pretest``), sharing the task's ``task.json`` and ``workspace.tar`` (hard links where possible)."""
+    import os
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    write_atomic(dest / "check.sh", script, 0o755)
+    for name in ("task.json", "workspace.tar"):
+        (dest / name).unlink(missing_ok=True)
+        try:
+            os.link(Path(task_dir) / name, dest / name)
+        except OSError:
+            shutil.copy(Path(task_dir) / name, dest / name)
+    return dest
+
+
+def pretest_baseline(pretest_dir: Path, task_dir: Path, *, image: str, limits: Limits) -> list[str]:
+    """The ids of the pre-existing tests that pass on the untouched base (what an attempt must not break).
+    Raises SandboxError."""
+    from rules.grade import grade
+    from rules.prove import lay_work_tree
+
+    with tempfile.TemporaryDirectory(prefix="lab-pretest-") as tmp:
+        lay_work_tree(Path(task_dir), Path(tmp) / "base")
+        return grade(pretest_dir, Path(tmp) / "base", image=image, limits=limits, expected=None).tests
+
+
+def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *, image: str,
+                     limits: Limits) -> list[str]:
+    """Which of the ``expected`` pre-existing tests (those that passed at base) do not pass on ``work_tree``,
+    run offline in the task's image. Raises SandboxError."""
+    from rules.grade import grade
+
+    g = grade(pretest_dir, work_tree, image=image, limits=limits, expected=expected)
+    return sorted(set(expected) - set(g.tests))
+
+
+def measure(task_dir: Path, work_tree: Path, n: int, agent: str,
+            broken: Callable[[Path], list[str]] = lambda tree: []) -> Attempt:
+    """The outcomes of attempt ``n`` (by ``agent``) left in ``work_tree``: its patch against the base, whether
+    that patch is non-empty and applies to a fresh base, the syntax errors of the Python files it changes, and
+    ``broken(work_tree)`` (the pre-existing tests it breaks, e.g. ``pretest_failures`` bound to a task)."""
+    from rules.prove import lay_work_tree
+    from rules.upstream import apply_patch
+
+    patch = work_patch(task_dir, work_tree)
+    edit = None
+    if not patch.strip():
+        edit = "the attempt changed nothing"
+    else:
+        with tempfile.TemporaryDirectory(prefix="lab-apply-") as tmp:
+            lay_work_tree(Path(task_dir), Path(tmp) / "base")
+            problem = apply_patch(Path(tmp) / "base", patch)
+            edit = f"the patch does not apply: {problem}" if problem else None
+    return Attempt(n, agent, patch, edit, lint_errors(work_tree, patch_paths(patch)), broken(work_tree) if patch.strip() else [])
+
+
+def run_attempts(task_dir: Path, agents: list[tuple[str, Callable[[Path, int], None]]], attempts: int,
+                 broken: Callable[[Path], list[str]] = lambda tree: []) -> dict:
+    """Retry until plausible: attempt 1..``attempts``, each from a fresh work tree laid by the task's setup.sh,
+    cycling through ``agents`` (name, run(work_tree, attempt)); stop at the first plausible attempt. Returns
+    ``{"attempts": [outcomes], "chosen": index, "plausible": bool, "agent", "patch"}``: the chosen one is
+    the first plausible attempt, else the least bad (``choose``). An agent that raises is an attempt with that
+    problem as its edit outcome."""
+    from rules.prove import lay_work_tree
+
+    if not agents or attempts < 1:
+        raise ValueError("give at least one agent and one attempt")
+    made: list[Attempt] = []
+    for n in range(1, attempts + 1):
+        name, run = agents[(n - 1) % len(agents)]
+        with tempfile.TemporaryDirectory(prefix="lab-attempt-") as tmp:
+            tree = Path(tmp) / "work"
+            lay_work_tree(Path(task_dir), tree)
+            try:
+                run(tree, n)
+                made.append(measure(task_dir, tree, n, name, broken))
+            except Exception as exc:  # an agent's failure is that attempt's outcome, not lab's
+                made.append(Attempt(n, name, "", f"the agent failed: {exc}"[:300], [], []))
+        if made[-1].plausible:
+            break
+    i = choose(made)
+    return {"attempts": [a.to_json() for a in made], "chosen": i, "plausible": made[i].plausible,
+            "agent": made[i].agent, "patch": made[i].patch}
+
+
+def gen_times(suite: Suite) -> str:
+    """A table of what generating the tier cost: each environment image's build seconds (its stamp) and each
+    instance's proof seconds and status (its proof.json), for the notes."""
+    from rules import images
+
+    lines = ["environment            build s", "---------------------  -------"]
+    for env in environments(suite):
+        stamp = read_json(images.stamp_path(env.stamp_name))
+        if stamp:
+            lines.append(f"{env.name:22} {stamp.get('seconds', 0):7.1f}")
+    lines += ["", "instance                          env                 proof s  status", "-" * 80]
+    for build in sorted(suite.build_dir.glob("*/proof.json")):
+        proof = read_json(build)
+        meta = (read_json(build.parent / "render.json") or {}).get("meta", {})
+        lines.append(f"{proof['task']:33} {meta.get('env', '-'):19} {proof.get('seconds', 0):7.1f}  {proof['status']}"
+                     + (f": {proof['reason'][:150]}" if proof["status"] == "rejected" else ""))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    from rules.config import load_suite as _load
+
+    print(gen_times(_load(TIER)))

@@ -1,0 +1,89 @@
+"""A tiny SWE-bench-style fixture, built at test time: a package ``calc`` with a bug in ``add``, a later fix
+commit (with a new test and a tag), and dataset records in SWE-bench's layout that point at it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+BASE = {
+    "calc/__init__.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+    "tests/test_calc.py": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    "tests/test_other.py": "def test_truth():\n    assert True\n",
+    "README.md": "calc: adds and multiplies\n",
+}
+FIXED_SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+FIXED_TESTS = BASE["tests/test_calc.py"].replace("from calc import mul", "from calc import add, mul") + (
+    "\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+ISSUE = "add(2, 3) returns -1; it should return 5."
+HINT = "look at the minus sign in calc/__init__.py"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _write(repo: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = repo / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def make_calc(root: Path) -> tuple[Path, list[dict]]:
+    """Make ``root/repos/calc`` (base commit, then the fix commit tagged v1.0) and ``root/data.jsonl`` with two
+    instances: ``lab__calc-1`` (sound) and ``lab__calc-2`` (its FAIL_TO_PASS lists a test that passes before
+    the fix: to be rejected). Returns the repos folder and the records."""
+    repo = root / "repos" / "calc"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _write(repo, BASE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "calc")
+    base = _git(repo, "rev-parse", "HEAD").strip()
+    _write(repo, {"calc/__init__.py": FIXED_SOURCE, "tests/test_calc.py": FIXED_TESTS})
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "fix add")
+    _git(repo, "tag", "v1.0")
+    gold = _git(repo, "diff", base, "HEAD", "--", "calc")
+    test_patch = _git(repo, "diff", base, "HEAD", "--", "tests")
+    common = {"repo": "lab/calc", "base_commit": base, "patch": gold, "test_patch": test_patch,
+              "problem_statement": ISSUE, "hints_text": HINT, "created_at": "2026-01-01T00:00:00Z",
+              "version": "0.1", "environment_setup_commit": base}
+    records = [
+        {**common, "instance_id": "lab__calc-1", "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add"]),
+         "PASS_TO_PASS": json.dumps(["tests/test_calc.py::test_mul"])},
+        {**common, "instance_id": "lab__calc-2",
+         "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add", "tests/test_calc.py::test_mul"]),
+         "PASS_TO_PASS": json.dumps([])},
+    ]
+    (root / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return root / "repos", records
+
+
+SUITE = """dataset = "{dataset}"
+instances = ["lab__calc-1", "lab__calc-2"]
+repos = "{repos}"
+
+[envs.calc]
+repo = "lab/calc"
+versions = ["0.1"]
+install = ["pip install pytest==8.3.3"]
+setup_source = false
+
+[prove]
+cpus = 1.0
+memory = "2g"
+pids = 512
+timeout = 300
+"""
+
+
+def write_swe_suite(home: Path, root: Path) -> None:
+    """A lab home whose swe tier reads the fixture dataset and repository."""
+    (home / "evals" / "swe").mkdir(parents=True, exist_ok=True)
+    (home / "evals" / "swe" / "suite.toml").write_text(
+        SUITE.format(dataset=root / "data.jsonl", repos=root / "repos"))

@@ -1,0 +1,288 @@
+"""The swe tier on a fixture repository built at test time (never upstream code): test identity, the work tree cut
+at the base commit, held-out tests, the proof both ways, and predictions in and out."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_doit, write_suite
+from fixture_upstream import make_upstream
+from fixture_swe import FIXED_SOURCE, HINT, ISSUE, make_calc, write_swe_suite
+from rules import swebench
+from rules.tier import Rejected
+
+
+# ---- test identity (no Docker) ----
+
+@pytest.mark.parametrize("nodeid, junit", [
+    ("tests/test_config.py::test_config_from_file_toml", "tests.test_config::test_config_from_file_toml"),
+    ("testing/test_assertrewrite.py::TestIssue11140::test_constant", "testing.test_assertrewrite.TestIssue11140::test_constant"),
+    ("tests/test_x.py::test_enc[utf-8]", "tests.test_x::test_enc[utf-8]"),
+    ("tests/test_x.py::test_path[a/b.py::c]", "tests.test_x::test_path[a/b.py::c]"),
+])
+def test_swe_bench_names_map_to_pytest_junit_ids(nodeid, junit):
+    assert swebench.junit_id(nodeid) == junit
+
+
+def test_sympy_names_map_to_the_one_file_defining_them():
+    files = {"sympy/core/tests/test_basic.py": "def test_immutable():\n    pass\n",
+             "sympy/core/tests/test_other.py": "def test_other():\n    def test_immutable():\n        pass\n"}
+    assert swebench.sympy_id("test_immutable", files) == "sympy.core.tests.test_basic::test_immutable"
+    files["sympy/core/tests/test_more.py"] = "def test_immutable():\n    pass\n"
+    assert swebench.sympy_id("test_immutable", files) is None  # two files define it: no single id
+    assert swebench.sympy_id("test_missing", files) is None
+
+
+def test_predictions_are_read_in_the_three_shapes(tmp_path):
+    rec = {"instance_id": "a", "model_name_or_path": "m", "model_patch": "p"}
+    for text in (json.dumps(rec) + "\n", json.dumps([rec]), json.dumps({"a": {"model_name_or_path": "m", "model_patch": "p"}})):
+        (tmp_path / "p.jsonl").write_text(text)
+        assert swebench.read_predictions(tmp_path / "p.jsonl") == [rec]
+    (tmp_path / "p.jsonl").write_text('{"model_patch": "x"}\n')
+    with pytest.raises(Rejected, match="no instance_id"):
+        swebench.read_predictions(tmp_path / "p.jsonl")
+
+
+# ---- rendering from the fixture repository (no Docker) ----
+
+@pytest.fixture
+def calc(tmp_path):
+    repos, records = make_calc(tmp_path / "src")
+    return repos, {r["instance_id"]: swebench._instance(r) for r in records}
+
+
+def _env():
+    return swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
+                        setup_source=False)
+
+
+def _lay(rendered, dest: Path) -> Path:
+    task = dest / "task"
+    for rel, (data, mode) in rendered.task_files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+        (task / rel).chmod(mode)
+    tree = dest / "work"
+    subprocess.run(["sh", str(task / "setup.sh"), str(tree)], check=True)
+    return tree
+
+
+def test_work_tree_is_the_base_commit_alone_with_no_history_after_it(calc, tmp_path):
+    repos, insts = calc
+    tree = _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    git = lambda *a: subprocess.run(["git", *a], cwd=tree, capture_output=True, text=True, check=True).stdout
+    assert len(git("log", "--all", "--oneline").splitlines()) == 1
+    assert git("tag") == "" and git("remote") == ""
+    assert git("status", "--porcelain") == ""  # every file of the base tree is in that one commit
+    objects = git("rev-list", "--all", "--objects")
+    fixed_blob = subprocess.run(["git", "hash-object", "--stdin"], input=FIXED_SOURCE, capture_output=True,
+                                text=True, check=True).stdout.strip()
+    assert fixed_blob not in objects  # the fix is nowhere in the repository
+    assert (tree / "calc" / "__init__.py").read_text() == "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def test_held_out_tests_and_hints_never_reach_the_work_tree_or_prompt(calc, tmp_path):
+    repos, insts = calc
+    rendered = swebench.render(insts["lab__calc-1"], _env(), str(repos))
+    tree = _lay(rendered, tmp_path)
+    every = "".join(p.read_text(errors="replace") for p in tree.rglob("*") if p.is_file() and ".git" not in p.parts)
+    assert "test_add" not in every and "test_add" not in rendered.task_files["prompt.txt"][0].decode()
+    prompt = rendered.task_files["prompt.txt"][0].decode()
+    assert ISSUE in prompt and HINT not in prompt
+    assert "test_add" in rendered.task_files["holdout/test.patch"][0].decode()  # kept in the task, for the grader
+    assert set(rendered.answer_files) == {"calc/__init__.py"}
+    assert rendered.answer_files["calc/__init__.py"][0].decode() == FIXED_SOURCE
+    meta = rendered.meta
+    assert meta["fail_to_pass"] == ["tests.test_calc::test_add"] and meta["pass_to_pass"] == ["tests.test_calc::test_mul"]
+    assert meta["image"] == "lab/swe-env:calc"
+    # the agent's test command runs the pre-existing test file the held-out patch changes, at base: never test_add
+    assert meta["test_cmd"].endswith("tests/test_calc.py") and "test_add" not in meta["test_cmd"]
+
+
+def test_instance_without_an_environment_is_rejected_with_the_reason(calc):
+    repos, insts = calc
+    with pytest.raises(Rejected, match="no environment for lab/calc 0.1"):
+        swebench.render(insts["lab__calc-1"], None, str(repos))
+
+
+# ---- the proof and predictions, through doit, in the real engine ----
+
+@pytest.fixture(scope="module")
+def swe_home(tmp_path_factory):
+    """A lab home with the fixture swe tier, generated once (env image, render, proof) for the module."""
+    root = tmp_path_factory.mktemp("swe")
+    make_calc(root / "src")
+    home = root / "home"
+    write_suite(home, make_upstream(root / "upstream"))  # the aider tier beside it, as in a real lab home
+    write_swe_suite(home, root / "src")
+    res = run_doit(home, "gen:swe")
+    return home, res, root / "src"
+
+
+@pytest.mark.docker
+def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(swe_home):
+    home, res, src = swe_home
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    manifest = json.loads((home / "evals" / "swe" / "manifest.json").read_text())
+    status = {t["task"]: t for t in manifest["tasks"]}
+    assert status["lab__calc-1"]["status"] == "kept"
+    assert status["lab__calc-2"]["status"] == "rejected"
+    assert "FAIL_TO_PASS test(s) pass" in status["lab__calc-2"]["reason"]
+    assert "tests/test_calc.py::test_mul" in status["lab__calc-2"]["reason"]
+    proof = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "proof.json").read_text())
+    assert proof["tests"] == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]
+    assert proof["before"] == {"fail_to_pass_passed": [], "pass_to_pass_failed": [], "completed": True}
+    assert proof["stub"]["evidence"] == ["1 test(s) did not pass: tests.test_calc::test_add"]
+    tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "tests.json").read_text())
+    assert tests["tests"] == proof["tests"]
+    assert not (home / "evals" / "swe" / "tasks" / "lab__calc-2").exists()
+    # nothing changed: a second gen redoes no work
+    again = run_doit(home, "gen:swe")
+    assert again.code == 0 and not again.executed("prove:") and not again.executed("env:"), again.stdout
+
+
+def _evaluate(home: Path, predictions: str) -> dict:
+    res = run_doit(home, "evaluate", f"predictions={predictions}")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    name = Path(predictions).stem
+    return json.loads((home / "evals" / "swe" / "evaluations" / name / "results.json").read_text())
+
+
+@pytest.mark.docker
+def test_predictions_round_trip_gold_resolves_empty_resolves_none(swe_home, tmp_path):
+    home, res, src = swe_home
+    assert res.code == 0
+    gold = _evaluate(home, "gold")
+    assert gold["resolved"] == ["lab__calc-1"] and gold["total_instances"] == 1
+    assert gold["repos"] == {"lab/calc": {"tasks": 1, "resolved": 1, "rate": 1.0}}
+    rep = gold["instances"]["lab__calc-1"]
+    assert rep["tests_status"]["FAIL_TO_PASS"] == {"success": ["tests/test_calc.py::test_add"], "failure": []}
+    assert (home / "evals" / "swe" / "predictions" / "gold.jsonl").is_file()
+    empty = _evaluate(home, "empty")
+    assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calc-1"]
+    # a patch that edits the held-out test file instead of the code: the held-out tests are laid back, unresolved
+    cheat = ("diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n"
+             "@@ -1,5 +1,9 @@\n from calc import mul\n \n \n def test_mul():\n     assert mul(2, 3) == 6\n+\n+\n"
+             "+def test_add():\n+    pass\n")
+    bad = "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n"
+    rows = [{"instance_id": "lab__calc-1", "model_name_or_path": "cheat", "model_patch": cheat},
+            {"instance_id": "lab__calc-404", "model_name_or_path": "cheat", "model_patch": bad}]
+    (tmp_path / "cheat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = _evaluate(home, str(tmp_path / "cheat.jsonl"))
+    assert out["unresolved"] == ["lab__calc-1"] and out["error"] == ["lab__calc-404"]
+    assert out["instances"]["lab__calc-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == ["tests/test_calc.py::test_add"]
+    # a patch that does not apply is an error, never an unresolved
+    rows = [{"instance_id": "lab__calc-1", "model_name_or_path": "bad", "model_patch": bad}]
+    (tmp_path / "bad.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    out = _evaluate(home, str(tmp_path / "bad.jsonl"))
+    assert out["error"] == ["lab__calc-1"] and "does not apply" in out["instances"]["lab__calc-1"]["reason"]
+
+
+def test_names_swe_bench_cut_at_a_space_stand_for_every_id_they_begin():
+    name = "testing/test_assertrewrite.py::test_get_assertion_exprs[multi"
+    assert swebench.truncated(name) and not swebench.truncated("tests/t.py::test_x[utf-8]")
+    cut = {swebench.junit_id(name)}
+    ids = ["testing.test_assertrewrite::test_get_assertion_exprs[multi line]",
+           "testing.test_assertrewrite::test_get_assertion_exprs[multi-line x]",
+           "testing.test_assertrewrite::test_other"]
+    assert swebench.members(swebench.junit_id(name), ids, cut) == [ids[0]]
+    assert swebench.members("a::b", ids, cut) == ["a::b"]
+
+
+def test_an_agents_work_tree_becomes_the_patch_that_reapplies_it(calc, tmp_path):
+    from rules.upstream import apply_patch
+
+    repos, insts = calc
+    rendered = swebench.render(insts["lab__calc-1"], _env(), str(repos))
+    work = _lay(rendered, tmp_path)
+    task = tmp_path / "task"
+    assert swebench.work_patch(task, work) == ""
+    (work / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+    (work / "calc" / "new.py").write_text("X = 1\n")
+    (work / "README.md").unlink()
+    subprocess.run(["git", "-C", str(work), "config", "core.fsmonitor", "touch /tmp/pwned-by-agent"], check=True)
+    patch = swebench.work_patch(task, work)
+    assert "+    return a + b" in patch and "calc/new.py" in patch and "deleted file" in patch
+    again = tmp_path / "again"
+    subprocess.run(["sh", str(task / "setup.sh"), str(again)], check=True)
+    assert apply_patch(again, patch) is None
+    assert (again / "calc" / "__init__.py").read_text() == FIXED_SOURCE and not (again / "README.md").exists()
+    assert not Path("/tmp/pwned-by-agent").exists()  # the agent's .git/config was never read
+
+
+# ---- retry until plausible (scripted agents; the pre-existing test outcome scripted too) ----
+
+def _agent(edits):
+    """A scripted agent: on attempt n it writes edits[n] (path → text) into the work tree."""
+    def run(tree: Path, n: int) -> None:
+        for rel, text in edits.get(n, {}).items():
+            (tree / rel).write_text(text)
+    return run
+
+
+def test_first_plausible_attempt_is_the_answer_and_stops_the_loop(calc, tmp_path):
+    repos, insts = calc
+    _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    task = tmp_path / "task"
+    broken_source = "def add(a, b):\n    return a +\n"
+    a = _agent({1: {"calc/__init__.py": broken_source}, 3: {"calc/__init__.py": FIXED_SOURCE}})
+    b = _agent({2: {}})  # changes nothing
+    out = swebench.run_attempts(task, [("a", a), ("b", b)], attempts=6)
+    assert [x["agent"] for x in out["attempts"]] == ["a", "b", "a"]  # cycled, stopped at the plausible third
+    assert out["chosen"] == 2 and out["plausible"] and "+    return a + b" in out["patch"]
+    assert out["attempts"][0]["lint"] and out["attempts"][1]["edit"] == "the attempt changed nothing"
+
+
+def test_with_no_plausible_attempt_the_least_bad_is_chosen(calc, tmp_path):
+    repos, insts = calc
+    _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    task = tmp_path / "task"
+    edits = {1: {"calc/__init__.py": "def add(:\n"},  # a syntax error: a lint problem
+             2: {"calc/__init__.py": FIXED_SOURCE + "\n\nX = 1\nY = 2\n"},  # breaks a test: one problem, bigger diff
+             3: {"calc/__init__.py": FIXED_SOURCE}}  # breaks a test too: one problem, the smaller diff
+    broken = lambda tree: ["tests.test_calc::test_mul"]  # scripted: every non-empty attempt breaks test_mul
+    out = swebench.run_attempts(task, [("never", _agent(edits))], attempts=3, broken=broken)
+    assert len(out["attempts"]) == 3 and not out["plausible"]
+    assert [x["problems"] for x in out["attempts"]] == [2, 1, 1]
+    assert out["chosen"] == 2  # fewest problems, then the smaller diff
+
+
+@pytest.mark.docker
+def test_pre_existing_tests_measure_what_an_attempt_breaks_and_never_run_held_out_ones(swe_home, tmp_path):
+    from rules.config import Limits
+
+    home, res, src = swe_home
+    assert res.code == 0
+    task = home / "evals" / "swe" / "tasks" / "lab__calc-1"
+    meta = json.loads((task / "task.json").read_text())
+    inst = swebench.load_dataset(src / "data.jsonl")["lab__calc-1"]
+    script = swebench.render(inst, _env(), str(src / "repos")).pretest
+    pre = swebench.pretest_task(task, script, tmp_path / "pretest")
+    limits = Limits(cpus=1, memory=2 * 1024**3, pids=512, timeout=300)
+    base = swebench.pretest_baseline(pre, task, image=meta["image"], limits=limits)
+    assert base == ["tests.test_calc::test_mul"]  # the held-out test_add never runs here
+    bad = tmp_path / "bad"
+    subprocess.run(["sh", str(task / "setup.sh"), str(bad)], check=True)
+    (bad / "calc" / "__init__.py").write_text(FIXED_SOURCE.replace("a * b", "a + b"))
+    assert swebench.pretest_failures(pre, bad, base, image=meta["image"], limits=limits) == base
+    good = tmp_path / "good"
+    subprocess.run(["sh", str(task / "setup.sh"), str(good)], check=True)
+    (good / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+    assert swebench.pretest_failures(pre, good, base, image=meta["image"], limits=limits) == []
+
+
+def test_agents_get_the_pre_existing_test_command_through_the_test_cmd_placeholder():
+    from rules.agents import parse_agent
+
+    agent = parse_agent("tomo", {"image": "noop", "command": ["tomo", "--test-cmd", "{test_cmd}", "{files}"]})
+    assert agent.argv([], 1, test_cmd="python -m pytest tests/test_calc.py") == [
+        "tomo", "--test-cmd", "python -m pytest tests/test_calc.py"]
+    assert agent.argv(["a.py"], 1) == ["tomo", "--test-cmd", "", "a.py"]  # other tiers: empty
+
+
+def test_log_fragments_in_the_dataset_lists_are_no_tests():
+    assert swebench.test_name("tests/t.py::test_x[1]") and swebench.test_name("test_issue_123")
+    assert not any(map(swebench.test_name, ["[100%]", "[", "[100%]------------------------------"]))
