@@ -312,7 +312,7 @@ def start_service(image: str, command: list[str], *, limits: Limits = Limits(), 
     goes to ``log_path`` if given).
     """
     c = client()
-    all_labels = {LABEL: "1", f"{LABEL}.pid": str(os.getpid()), f"{LABEL}.role": "service", **(labels or {})}
+    all_labels = {LABEL: "1", **run_labels(), f"{LABEL}.role": "service", **(labels or {})}  # cleanup's run ids
     try:
         container = c.containers.create(
             image, command, detach=True, network_mode="none", labels=all_labels,
