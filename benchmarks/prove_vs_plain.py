@@ -118,7 +118,7 @@ def main() -> None:
     os.environ["PYTHONPATH"] = str(PROJECT)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    from rules import images, sandbox
+    from rules import images
 
     scratch = Path(tempfile.mkdtemp(prefix="lab-bench-pvp-"))
     clone = scratch / "upstream"

@@ -18,7 +18,6 @@ a forged report; ``fail`` otherwise, with evidence.
 """
 from __future__ import annotations
 
-import json
 import secrets
 import tempfile
 from dataclasses import asdict, dataclass, field

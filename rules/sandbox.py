@@ -11,16 +11,13 @@ it is a ``RunResult`` with a non-zero exit code.
 """
 from __future__ import annotations
 
-import io
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 

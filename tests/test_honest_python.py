@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fixture_upstream import make_upstream  # noqa: E402
+from honest_kit import grade_solution as kit_grade_solution, prove_fixture  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
@@ -119,36 +119,11 @@ FORGERIES = {
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory, grader_image):
     """The fixture's python-hello task, rendered and proven (its reference's test ids recorded)."""
-    from rules import aider
-    from rules.config import Limits
-    from rules.files import write_atomic
-    from rules.prove import prove
-
-    base = tmp_path_factory.mktemp("honest-python")
-    up = make_upstream(base / "up", only=["python/hello"])
-    ex = aider.discover(up, ["python"])[0]
-    r = aider.render(ex)
-    for rel, (data, mode) in r.task_files.items():
-        write_atomic(base / "task" / rel, data, mode)
-    for rel, (data, mode) in r.answer_files.items():
-        write_atomic(base / "answer" / rel, data, mode)
-    limits = Limits(cpus=1, memory=1024**3, pids=256, timeout=120)
-    proof = prove(base / "task", base / "answer", image=grader_image, limits=limits, meta=r.meta,
-                  cache_volume="lab-cache-test", retry_pause=0)
-    assert proof["status"] == "kept", proof
-    return base, proof, limits, grader_image
+    return prove_fixture(tmp_path_factory.mktemp("honest-python"), "python/hello", grader_image, memory=1024**3, timeout=120)
 
 
 def grade_solution(proven, name: str, solution: str):
-    from rules.grade import grade
-    from rules.prove import lay_work_tree
-
-    base, proof, limits, image = proven
-    work = base / "work" / name
-    lay_work_tree(base / "task", work)
-    (work / "hello.py").write_text(solution)
-    return grade(base / "task", work, image=image, limits=limits, expected=proof["tests"],
-                 log_path=base / "logs" / f"{name}.log")
+    return kit_grade_solution(proven, name, "hello.py", solution)
 
 
 def test_the_proof_records_the_reference_test_ids(proven):

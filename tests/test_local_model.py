@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from conftest import PROJECT, run_doit  # noqa: E402
 from test_trial import TASKS, make_tier  # noqa: E402
 
 from rules.agents import AgentError, load_agents, parse_agent  # noqa: E402
-from rules.services import Service, parse_service  # noqa: E402
+from rules.services import parse_service  # noqa: E402
 
 docker = pytest.mark.docker
 AGENTS = PROJECT / "evals" / "agents.toml"

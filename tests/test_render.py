@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from fixture_upstream import EXERCISES, make_upstream, write_exercise
+from fixture_upstream import EXERCISES, write_exercise
 from rules import aider
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 
 from rules import aider, reports
 from rules.grade import decide
