@@ -100,7 +100,8 @@ EXTRA_FILES = {
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory, grader_image):
     """The fixture's javascript-hello task, rendered and proven (its reference's test ids recorded)."""
-    return prove_fixture(tmp_path_factory.mktemp("honest-javascript"), "javascript/hello", grader_image, memory=2 * 1024**3, timeout=180)
+    return prove_fixture(tmp_path_factory.mktemp("honest-javascript"), "javascript/hello", grader_image,
+                         memory=2 * 1024**3, timeout=180)
 
 
 def grade_solution(proven, name: str, solution: str, extra: dict[str, str] | None = None):

@@ -119,7 +119,8 @@ FORGERIES = {
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory, grader_image):
     """The fixture's python-hello task, rendered and proven (its reference's test ids recorded)."""
-    return prove_fixture(tmp_path_factory.mktemp("honest-python"), "python/hello", grader_image, memory=1024**3, timeout=120)
+    return prove_fixture(tmp_path_factory.mktemp("honest-python"), "python/hello", grader_image,
+                         memory=1024**3, timeout=120)
 
 
 def grade_solution(proven, name: str, solution: str):
