@@ -62,9 +62,12 @@ def parse_bytes(value: int | str) -> int:
         return value
     text = str(value).strip().lower().removesuffix("b")
     units = {"k": 1024, "m": 1024**2, "g": 1024**3}
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text)
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a size like \"512m\", \"4g\" or a number of bytes") from None
 
 
 @dataclass(frozen=True)

@@ -128,22 +128,24 @@ def ensure_base_image(name: str, log=sys.stderr) -> str:
     """Make sure the Debian image ``name`` (e.g. ``debian:bookworm``) exists locally and return the tag to
     build ``FROM``.
 
-    Order: the local image; a ``docker pull``; else a local bootstrap (``debootstrap --variant=minbase
+    Order: the local image; one bootstrapped before (``lab/base:<suite>``); a ``docker pull``; else a local bootstrap (``debootstrap --variant=minbase
     <suite>`` imported with ``docker import``) tagged ``lab/base:<suite>``, whose tag is returned. The
     bootstrap needs root and the ``debootstrap`` package. Raises SandboxError when all three fail.
     """
     if image_id(name):
         return name
+    suite = name.rsplit(":", 1)[-1] if ":" in name else "bookworm"
+    local = f"lab/base:{suite}"
+    if image_id(local):  # bootstrapped before: no pull to try again
+        return local
     try:
         print(f"pulling {name} ...", file=log, flush=True)
         client().images.pull(name)
         return name
     except docker.errors.APIError as exc:
-        print(f"cannot pull {name} ({str(exc).splitlines()[0][:160]}); bootstrapping it locally", file=log, flush=True)
-    suite = name.rsplit(":", 1)[-1] if ":" in name else "bookworm"
-    local = f"lab/base:{suite}"
-    if image_id(local):
-        return local
+        reason = " ".join(str(exc).split())
+        print(f"cannot pull {name} ({reason[:400]}); bootstrapping {local} locally with debootstrap", file=log,
+              flush=True)
     if not shutil.which("debootstrap"):
         raise SandboxError(
             f"base image {name!r} cannot be pulled and `debootstrap` is not installed to build it locally: "

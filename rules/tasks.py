@@ -18,6 +18,32 @@ from rules.config import STATE
 
 STATE.mkdir(parents=True, exist_ok=True)
 
+def _suite_var() -> str:
+    """``suite=``: the tier a command is about (default ``aider``); an unknown one stops the command with one
+    line naming the tiers there are."""
+    tier = get_var("suite", "aider")
+    try:
+        load_suite(tier)
+    except ConfigError as exc:
+        raise SystemExit(f"suite={tier}: {exc}") from None
+    return tier
+
+
+def _jobs() -> int:
+    """``jobs=N``: how many tasks (proofs, trials) run at once; default the number of CPUs. Anything but a whole
+    number of 1 or more stops the command with one line (doit itself would run nothing at all for 0 or less)."""
+    raw = get_var("jobs")
+    if raw is None:
+        return os.cpu_count() or 1
+    try:
+        jobs = int(raw)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise SystemExit(f"jobs={raw}: give a whole number of tasks to run at once, 1 or more")
+    return jobs
+
+
 DOIT_CONFIG = {
     "backend": "sqlite3",
     "dep_file": str(STATE / "doit.sqlite3"),
@@ -25,7 +51,7 @@ DOIT_CONFIG = {
     "default_tasks": ["report"],
     "verbosity": 2,
     # jobs=N runs N tasks (proofs, trials) at once; threads suffice, the work happens in containers
-    "num_process": int(get_var("jobs") or os.cpu_count() or 1),
+    "num_process": _jobs(),
     "par_type": "thread",
 }
 
@@ -348,7 +374,7 @@ def _scenarios(tier: str) -> None:
 
 def task_scenarios():
     """List a tier's published tasks with language, exercise, test count and status (``suite=aider``)."""
-    tier = get_var("suite", "aider")
+    tier = _suite_var()
     return {"actions": [(_scenarios, [tier])], "verbosity": 2, "uptodate": [False]}
 
 
@@ -566,7 +592,7 @@ def task_eval():
     from rules import images
     from rules.trial import trial_folder
 
-    tier = get_var("suite", "aider")
+    tier = _suite_var()
     suite = load_suite(tier)
     agents, problem = _agents()
     runs = _runs(tier, agents)
@@ -661,7 +687,7 @@ def task_regrade():
     """Grade every stored trial of ``agent=NAME`` again with the grader image as it is now (``doit image``
     rebuilds it) and the tasks' check.sh, without running the agent (``suite=`` picks the tier); results are
     rewritten with ``graded.regraded`` true."""
-    tier = get_var("suite", "aider")
+    tier = _suite_var()
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
@@ -678,7 +704,7 @@ def _fail(message: str):
 def task_report():
     """The comparison table of every run with results; ``agent=NAME`` (with its settings, e.g. ``model=X``)
     first runs that agent's trials (so ``doit run agent=NAME`` runs, then reports)."""
-    tier = get_var("suite", "aider")
+    tier = _suite_var()
     agent = get_var("agent")
     task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
             "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
