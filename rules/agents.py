@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits
+from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
 from rules.services import Service, parse_service
 
 AGENTS_FILE = EVALS / "agents.toml"
@@ -310,12 +310,7 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
         raise AgentError(f"{at}: agent names are lower-case letters, digits, '-', '_' and '.'")
     if not isinstance(raw, dict):
         raise AgentError(f"{at}: must be a table")
-    unknown = sorted(set(raw) - set(FIELDS))
-    if unknown:
-        raise AgentError(f"{at}: unknown field(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}")
-    missing = [f for f in REQUIRED if f not in raw]
-    if missing:
-        raise AgentError(f"{at}: missing field(s) {', '.join(missing)}; required: {', '.join(REQUIRED)}")
+    check_fields(raw, FIELDS, REQUIRED, at, AgentError)
     if not isinstance(raw["image"], str) or not raw["image"]:
         raise AgentError(f"{at}: image must be a template name such as \"noop\" or a path")
     command = _strings(raw["command"], f"{at} command")

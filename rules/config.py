@@ -56,6 +56,18 @@ class Limits:
             raise ConfigError(f"{where}: {exc}") from None
 
 
+def check_fields(raw: dict, known: tuple[str, ...], required: tuple[str, ...], where: str,
+                 error: type[Exception] = ConfigError) -> None:
+    """Refuse a TOML table ``raw`` with fields outside ``known`` or without every field of ``required``:
+    raises ``error`` naming ``where``, the offending fields and the allowed ones."""
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise error(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    missing = [f for f in required if f not in raw]
+    if missing:
+        raise error(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(required)}")
+
+
 def parse_bytes(value: int | str) -> int:
     """``"4g"`` → 4 GiB in bytes; ``"512m"``, ``"100k"``, or a plain integer of bytes."""
     if isinstance(value, int):

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rules.config import ROOT, TEMPLATES, ConfigError, Limits
+from rules.config import ROOT, TEMPLATES, ConfigError, Limits, check_fields
 
 FIELDS = ("image", "command", "port", "ready", "build", "limits")
 REQUIRED = ("image", "command", "port")
@@ -117,12 +117,7 @@ def parse_service(raw, where: str) -> Service:
     ``evals/agents.toml [aider-local.service]``). Raises ServiceError naming the field."""
     if not isinstance(raw, dict):
         raise ServiceError(f"{where}: must be a table with {', '.join(REQUIRED)}")
-    unknown = sorted(set(raw) - set(FIELDS))
-    if unknown:
-        raise ServiceError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}")
-    missing = [f for f in REQUIRED if f not in raw]
-    if missing:
-        raise ServiceError(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(REQUIRED)}")
+    check_fields(raw, FIELDS, REQUIRED, where, ServiceError)
     if not isinstance(raw["image"], str) or not raw["image"]:
         raise ServiceError(f"{where}: image must be a template name such as \"llama\" or a path")
     port = raw["port"]
