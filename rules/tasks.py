@@ -99,7 +99,7 @@ check_variables(_command_line_variables())
 
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
-from doit import create_after, get_var  # noqa: E402
+from doit import create_after  # noqa: E402
 from doit.exceptions import TaskFailed  # noqa: E402
 from doit.tools import config_changed  # noqa: E402
 
