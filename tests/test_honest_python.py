@@ -77,6 +77,50 @@ FORGERIES = {
 
         builtins.__build_class__ = _strip
         '''),
+    # assertions made no-ops only for the tests' argument types (numbers): the canaries compare numbers too
+    "assertions-swapped-for-numbers": WRONG + textwrap.dedent('''\
+        import unittest
+        _original = unittest.TestCase.assertEqual
+
+        def _assert_equal(self, first, second, msg=None):
+            if isinstance(first, int) and isinstance(second, int):
+                return None
+            return _original(self, first, second, msg)
+
+        unittest.TestCase.assertEqual = _assert_equal
+        '''),
+    # only the exercise's own test class emptied as it is created (every test name kept)
+    "test-class-emptied": WRONG + textwrap.dedent('''\
+        import builtins
+        _build = builtins.__build_class__
+
+        def _hook(func, name, *bases, **kw):
+            cls = _build(func, name, *bases, **kw)
+            if name == "HelloTest":
+                for attr in [a for a in vars(cls) if a.startswith("test_")]:
+                    setattr(cls, attr, lambda self: None)
+            return cls
+
+        builtins.__build_class__ = _hook
+        '''),
+    # the test module's own `unittest` swapped (found up the import stack) for one whose assertEqual passes
+    "test-module-unittest-swapped": WRONG + textwrap.dedent('''\
+        import sys, types, unittest
+
+        class _Case(unittest.TestCase):
+            def assertEqual(self, *args, **kwargs):
+                return None
+
+        _fake = types.ModuleType("unittest")
+        _fake.__dict__.update(unittest.__dict__)
+        _fake.TestCase = _Case
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_globals.get("__name__", "").endswith("hello_test") and frame.f_globals.get("unittest") is unittest:
+                frame.f_globals["unittest"] = _fake
+                break
+            frame = frame.f_back
+        '''),
     # the grader's filesystem patched: pytest's JUnit writer, lab's folders, the report folder
     "grader-filesystem-patched": textwrap.dedent('''\
         import glob
@@ -149,7 +193,8 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
     g = grade_solution(proven, name, FORGERIES[name])
     assert g.verdict in ("fail", "tampered") and not g.passed, g.output[-3000:]
     expect = {"report-rewritten-at-exit": "tampered", "assertions-swapped": "tampered",
-              "runner-internals-patched": "tampered"}
+              "runner-internals-patched": "tampered", "assertions-swapped-for-numbers": "tampered",
+              "test-class-emptied": "tampered", "test-module-unittest-swapped": "tampered"}
     if name in expect:
         assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
     if name == "grader-filesystem-patched":
