@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -77,10 +78,27 @@ def build_grader(base_image: str, log=sys.stderr, stamp_file: bool = True) -> di
     return build_and_stamp("grader", GRADER, grader_dockerfile(base), log=log, stamp_file=stamp_file)
 
 
-def build_agent(agent, log=sys.stderr) -> dict:
-    """Build the image of ``agent`` (a ``rules.agents.Agent``) ``FROM`` the grader image ``GRADER`` and stamp it
-    as ``agent-<name>``. Returns the stamp. Raises SandboxError (failed build) or AgentError (no template)."""
-    return build_and_stamp(agent.stamp_name, agent.tag(GRADER), agent.dockerfile(GRADER), log=log)
+def agent_stamp_name(agent, base: str | None = None) -> str:
+    """The stamp name of ``agent``'s image built ``FROM`` ``base`` (None: the grader image): ``agent-<name>``,
+    or ``agent-<name>-on-<base>`` on another base (a swe task's environment image)."""
+    if base is None or base == GRADER:
+        return agent.stamp_name
+    return f"{agent.stamp_name}-on-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", base).strip("-.")[:100]
+
+
+def build_agent(agent, log=sys.stderr, base: str | None = None) -> dict:
+    """Build the image of ``agent`` (a ``rules.agents.Agent``) ``FROM`` ``base`` (None: the grader image
+    ``GRADER``; a swe task's environment image, so the agent can run the repository's tests) and stamp it
+    (``agent_stamp_name``). Returns the stamp. Raises SandboxError (failed build, e.g. an agent whose install
+    needs a newer Python than the base has) or AgentError (no template)."""
+    base = base or GRADER
+    if base == GRADER:
+        return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base), log=log)
+    # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared
+    image = sandbox.build_image(agent.tag(base), agent.dockerfile(base), context_files(), log=log)
+    stamp = {"image": agent.tag(base), "id": image, "base": base}
+    write_json(stamp_path(agent_stamp_name(agent, base)), stamp, only_if_changed=True)
+    return stamp
 
 
 def build_service(service, base_image: str, log=sys.stderr) -> dict:

@@ -41,6 +41,7 @@ TASK_FORMAT = 2  # version of task.json (bump when its fields change meaning: ev
 PROOF_FORMAT = 2
 IMAGE_PREFIX = "lab/swe-env"
 PYTHON = "/opt/lab/venv/bin/python"
+PRETEST = "pretest.sh"  # a task's script for its pre-existing tests (never a held-out one), run by lab alone
 INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 INI_SECTIONS = {"pytest.ini": "[pytest]", ".pytest.ini": "[pytest]", "pyproject.toml": "[tool.pytest.ini_options]",
                 "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
@@ -535,10 +536,11 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
     out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
     out.task_files["check.sh"] = (render_template("swe/check.sh.j2", holdout=True, **context).encode(), 0o755)
-    # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones); kept out of the
-    # task's files (rules.swebench.pretest_task lays it out when needed)
+    # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones): pretest.sh
     out.pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
                    if pre_existing else None)
+    if out.pretest:  # only lab reads it (rules.swerun): the task folder never reaches an agent's container
+        out.task_files[PRETEST] = (out.pretest.encode(), 0o755)
     out.task_files["workspace.tar"] = (tar, 0o644)
     out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
     out.task_files["task.json"] = ((json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)
@@ -955,11 +957,13 @@ def pretest_baseline(pretest_dir: Path, task_dir: Path, *, image: str, limits: L
 def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *, image: str,
                      limits: Limits) -> list[str]:
     """Which of the ``expected`` pre-existing tests (those that passed at base) do not pass on ``work_tree``,
-    run offline in the task's image. Raises SandboxError."""
+    run offline in the task's image; a run whose report shows signs of forging (a ``tampered`` verdict) adds
+    one entry, ``tampered: <evidence>``, so such an attempt is never plausible. Raises SandboxError."""
     from rules.grade import grade
 
     g = grade(pretest_dir, work_tree, image=image, limits=limits, expected=expected)
-    return sorted(set(expected) - set(g.tests))
+    tampered = [f"tampered: {'; '.join(g.evidence)[:300]}"] if g.verdict == "tampered" else []
+    return sorted(set(expected) - set(g.tests)) + tampered
 
 
 def measure(task_dir: Path, work_tree: Path, n: int, agent: str,

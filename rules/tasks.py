@@ -485,6 +485,63 @@ def task_agent_image():
         }
 
 
+def _build_agent_on(name: str, base: str) -> None:
+    from rules import images
+    from rules.agents import get_agent
+
+    try:
+        stamp = images.build_agent(get_agent(name), base=base)
+    except ConfigError as exc:
+        return TaskFailed(str(exc))
+    except Exception as exc:  # noqa: BLE001 - SandboxError: say which agent and base, and what to do
+        return TaskFailed(f"the {name} agent's image does not build FROM {base} (the swe task's environment "
+                          f"image): {exc}; an agent whose install needs another Python than that image's cannot "
+                          "run on these tasks")
+    print(f"agent image {stamp['image']} {stamp['id'][:19]}")
+    return None
+
+
+def _swe_envs() -> dict[str, str]:
+    """The environment images of the swe tier's published tasks (env name → tag); none without the tier."""
+    from rules.config import EVALS
+    from rules.swerun import published_envs
+
+    if not (EVALS / "swe" / "suite.toml").is_file():
+        return {}
+    try:
+        return published_envs(load_suite("swe"), _published("swe"))
+    except ConfigError:
+        return {}
+
+
+def task_agent_image_swe():
+    """Build each agent's image FROM each environment image of the swe tier's published tasks:
+    ``agent_image_swe:<agent>@<env>`` (so the agent runs the repository's own tests with ``{test_cmd}``)."""
+    from rules import images
+    from rules.sandbox import image_id_quick
+
+    agents, _ = _agents()
+    envs = _swe_envs()
+    for env, base in envs.items():
+        base_id = image_id_quick(base) or ""
+        for name, agent in agents.items():
+            try:
+                template = [agent.template_path()]
+            except ConfigError:
+                template = []
+            stamp = images.agent_stamp_name(agent, base)
+            yield {
+                "name": f"{name}@{env}",
+                "actions": [(_build_agent_on, [name, base])],
+                "file_dep": template,
+                "targets": [images.stamp_path(stamp)],
+                "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(base),
+                                             "base_id": base_id}),
+                             lambda s=stamp: images.stamp_current(s)],
+                "doc": f"build the {name} agent's image FROM {base}",
+            }
+
+
 def _build_service(agent_name: str, base_image: str) -> None:
     from rules import images
     from rules.agents import get_agent
@@ -597,6 +654,9 @@ def task_eval():
     agents, problem = _agents()
     runs = _runs(tier, agents)
     tasks = _published(tier)
+    if tier == "swe":
+        yield from _swe_eval(suite, agents, runs, problem, tasks)
+        return
     tries, repeat = _whole("tries", TRIES), _whole("repeat", 1)
     backend, cluster = _backend()
     since = time.time()
@@ -641,6 +701,120 @@ def task_eval():
         if run != name:
             names.add(name)  # `doit eval:aider model=X` runs aider.X
             yield {"name": name, "actions": None, "task_dep": [f"eval:{run}"], "doc": f"run {agent.label}"}
+    for asked in _asked("eval"):
+        if asked not in names:
+            names.add(asked)
+            yield {"name": asked, "doc": "an unknown agent, run or trial",
+                   "actions": [(_fail, [_unknown_eval(asked, agents, runs, problem, tasks, suite.runs_dir)])]}
+
+
+# ---- the swe tier's runs: attempts across agents (rules/swerun.py) ----
+
+def _swe_attempts() -> int:
+    """``attempts=N`` (default 1); and ``tries=`` other than 1 stops the command: a swe attempt never gets a
+    second try fed with test output, which would come from the held-out tests."""
+    raw = get_var("tries")
+    if raw not in (None, "1"):
+        raise SystemExit(f"tries={raw}: the swe tier makes one try per attempt (the held-out tests' output is never "
+                         "shown to an agent); retry from a fresh work tree with attempts=N")
+    return _whole("attempts", 1)
+
+
+def _swe_plans(agents: dict, runs: dict, attempts: int) -> dict:
+    """The swe runs this command can make: agent name → (run id, [agent]) for each agent, and ``"agents"`` →
+    (run id, [agents]) for ``agents=a,b`` (they take turns); a run that cannot be made maps to its one-line
+    reason."""
+    from rules.swerun import run_of
+
+    plans: dict = {}
+    for name, found in runs.items():
+        if isinstance(found, str):
+            plans[name] = found
+        else:
+            plans[name] = (found[1] if attempts == 1 else run_of([found[0]], attempts)[0], [found[0]])
+    asked = get_var("agents")
+    if asked:
+        names = [n.strip() for n in asked.split(",") if n.strip()]
+        problems = [_agent_problem(n, agents, runs, None) for n in names]
+        problems = [p for p in problems if p]
+        if not names:
+            plans["agents"] = "agents=: give the agents that take turns, e.g. agents=aider-a,aider-b"
+        elif problems:
+            plans["agents"] = f"agents={asked}: {problems[0]}"
+        else:
+            chosen = [runs[n][0] for n in names]
+            plans["agents"] = (run_of(chosen, attempts)[0], chosen)
+    return plans
+
+
+def _swe_trial(spec: list, task: str, folders: list[str], since: float, attempts: int, run: str, repeat: int,
+               backend: str, cluster: str | None):
+    from rules.backends import BackendError
+    from rules.swerun import eval_swe_trial
+
+    try:
+        eval_swe_trial(spec, task, folders, since, attempts, run, repeat, backend, cluster)
+    except (ConfigError, BackendError) as exc:
+        return TaskFailed(str(exc))
+    return None
+
+
+def _swe_current(spec: list, task: str, attempts: int, run: str, repeat: int) -> bool:
+    from rules.swerun import swe_trial_uptodate
+
+    try:
+        return swe_trial_uptodate(spec, task, attempts, run, repeat)
+    except ConfigError:
+        return False  # the action reports it
+
+
+def _swe_eval(suite: Suite, agents: dict, runs: dict, problem: str | None, tasks: list[str]):
+    """``eval:<run>`` and ``eval:<run>/<task>`` of the swe tier: ``agent=NAME`` or ``agents=A,B``,
+    ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents' images built FROM its task's
+    environment image (``agent_image_swe:<agent>@<env>``)."""
+    from rules.trial import trial_folder
+
+    attempts, repeat = _swe_attempts(), _whole("repeat", 1)
+    backend, cluster = _backend()
+    since = time.time()
+    plans = _swe_plans(agents, runs, attempts)
+    files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
+    envs = {t: (read_json(suite.tasks_dir / t / "task.json") or {}).get("env") for t in tasks}
+    settings = config_changed({"attempts": attempts, "grade_limits": repr(suite.prove)})
+    names: set[str] = set()
+    for key, plan in plans.items():
+        if isinstance(plan, str):
+            names.add(key)
+            yield {"name": key, "actions": [(_fail, [plan])], "doc": f"run {key} (needs: {plan})"}
+            continue
+        run, chosen = plan
+        if run in names:
+            continue
+        names.add(run)
+        spec = [(a.name, dict(a.values)) for a in chosen]
+        deps = [str(_definition_stamp(a, a.run)) for a in chosen]
+        services = [f"service_image:{a.service.stamp_name}" for a in chosen if a.service]
+        folders = [trial_folder(t, k) for t in tasks for k in range(1, repeat + 1)]
+        for task in tasks:
+            builds = [f"agent_image_swe:{a.name}@{envs[task]}" for a in chosen] + services
+            for k in range(1, repeat + 1):
+                folder = trial_folder(task, k)
+                names.add(f"{run}/{folder}")
+                yield {
+                    "name": f"{run}/{folder}",
+                    "actions": [(_swe_trial, [spec, task, folders, since, attempts, run, k, backend, cluster])],
+                    "file_dep": files[task] + deps,
+                    "task_dep": builds,
+                    "targets": [os.path.join(suite.runs_dir, run, folder, "result.json")],
+                    "uptodate": [settings, (_swe_current, [spec, task, attempts, run, k])],
+                    "doc": f"swe trial of {' + '.join(a.label for a in chosen)} on {folder}",
+                }
+        yield {"name": run, "actions": None, "task_dep": [f"eval:{run}/{f}" for f in folders],
+               "doc": f"run {' + '.join(a.label for a in chosen)} over the swe tier ({len(tasks)} tasks, "
+                      f"{attempts} attempt(s))"}
+        if key not in (run, "agents"):
+            names.add(key)
+            yield {"name": key, "actions": None, "task_dep": [f"eval:{run}"], "doc": f"run {key}"}
     for asked in _asked("eval"):
         if asked not in names:
             names.add(asked)
@@ -708,7 +882,17 @@ def task_report():
     agent = get_var("agent")
     task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
             "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
-    if agent:
+    if tier == "swe" and (agent or get_var("agents")):
+        agents, problem = _agents()
+        runs = _runs(tier, agents) if not problem else {}
+        key = "agents" if get_var("agents") else agent
+        problem = problem or (_agent_problem(agent, agents, runs, None) if key == agent else None)
+        plan = problem or _swe_plans(agents, runs, _swe_attempts())[key]
+        if isinstance(plan, str):
+            task["actions"] = [(_fail, [plan])]
+        else:
+            task["task_dep"] = [f"eval:{plan[0]}"]
+    elif agent:
         agents, problem = _agents()
         runs = _runs(tier, agents) if not problem else {}
         problem = _agent_problem(agent, agents, runs, problem)

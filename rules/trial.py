@@ -382,6 +382,12 @@ def _redact(text: str, env: Mapping[str, str]) -> str:
     return text
 
 
+def _test_cmd(task_dir: Path) -> str:
+    """The task's command for its pre-existing tests (task.json ``test_cmd``; "" when it has none)."""
+    value = (read_json(Path(task_dir) / "task.json") or {}).get("test_cmd")
+    return value if isinstance(value, str) else ""
+
+
 def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str], work: Path,
                result: dict) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
     """Run the agent's container for try ``n`` with prompt ``text``; a rate-limited run is run again after
@@ -396,7 +402,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(in_dir), IN_DIR, read_only=True),
                   sandbox.Mount(str(out_dir), OUT_DIR)]
         try:
-            res = sandbox.run(t.agent_image, t.agent.argv(files, n), mounts=mounts, env=env,
+            res = sandbox.run(t.agent_image, t.agent.argv(files, n, _test_cmd(t.task_dir)), mounts=mounts, env=env,
                               network=t.agent.network, limits=t.agent.limits, workdir=WORK,
                               log_path=t.run_dir / f"agent-{n}.log",
                               labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]})

@@ -374,7 +374,9 @@ def diff_against(base: Path, work_tree: Path) -> str:
     """The change from the repository ``base`` (a work tree laid by a task's setup.sh: lab's own repository,
     whose HEAD is the base commit) to the files of ``work_tree`` (any folder, e.g. an agent's final work tree;
     its own ``.git`` is never read), as a binary-safe git diff with ``a/``/``b/`` paths: the model_patch of a
-    prediction. Files the base's ``.gitignore`` rules ignore are left out. Empty when nothing changed."""
+    prediction. Files the base's ``.gitignore`` rules ignore are left out, and so is byte code and test-runner
+    cache (``__pycache__/``, ``*.pyc``, ``.pytest_cache/``: what running the tests leaves). Empty when nothing
+    changed."""
     import os
 
     git = _git()
@@ -382,7 +384,9 @@ def diff_against(base: Path, work_tree: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="lab-diff-") as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_CONFIG_NOSYSTEM": "1",
                "GIT_CONFIG_GLOBAL": "/dev/null"}
-        cmd = ["git", f"--git-dir={base / '.git'}", f"--work-tree={work_tree}"]
+        excludes = os.path.join(tmp, "exclude")
+        Path(excludes).write_text("__pycache__/\n*.py[co]\n.pytest_cache/\n")
+        cmd = ["git", "-c", f"core.excludesFile={excludes}", f"--git-dir={base / '.git'}", f"--work-tree={work_tree}"]
         runner = git.Git(str(work_tree))
         runner.execute(cmd + ["read-tree", "HEAD"], env=env)
         runner.execute(cmd + ["add", "-A", "--", "."], env=env)

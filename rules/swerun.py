@@ -1,0 +1,431 @@
+"""The swe tier's trials: retry until plausible, across agents, and the predictions every run writes.
+
+A swe trial is one task (a SWE-bench instance) and a list of agents. It makes up to ``attempts`` attempts, the
+agents taking turns (attempt n is made by agent ``(n - 1) % len(agents)``); each attempt is a one-try trial of
+``rules.trial``: a fresh work tree laid by the task's setup.sh, the agent's own container built ``FROM`` the
+task's environment image (so ``{test_cmd}``, the repository's pre-existing tests, runs there), then a fresh,
+network-less container of that image grades the work tree with the held-out tests.
+
+After each attempt lab measures, on the agent's work alone, whether it is *plausible*
+(``rules.swebench.measure``, after Aider's SWE-bench harness): a non-empty patch that applies to a fresh base,
+no syntax error in the Python files it changes, and every pre-existing test that passed at base still passing
+(``pretest.sh``, run offline in the task's image, never a held-out test). The first plausible attempt is the
+answer and ends the trial; with none, the least bad one (``rules.swebench.choose``). The choice never reads a
+held-out result: those grade every attempt only so the report can show what the choice cost ("resolved by any
+attempt", an upper bound, never the score). No attempt gets a second try fed with test output: that output
+would come from held-out tests, so tries are 1.
+
+The record is ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2): ``attempt-<n>/`` (each attempt's
+trial record, as ``rules.trial`` writes it), ``patch.diff`` (the chosen attempt's patch against the base) and
+``result.json`` (written last, atomically; fields in evals/README.md). After every trial the run's predictions
+file ``evals/swe/predictions/<run>.jsonl`` (SWE-bench's format: ``instance_id``, ``model_name_or_path`` = the
+run id, ``model_patch``) is written again from the run's records, so ``doit evaluate`` or SWE-bench's own
+harness can grade it.
+
+A *run* is the agents (each with its settings' values) and the attempts: one agent with one attempt is that
+agent's run id as in the aider tier (``aider.openai-gpt-4o``); otherwise the agents' run ids joined by ``+``,
+then ``.x<attempts>`` when there is more than one attempt (``aider-a+aider-b.x6``).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from rules import sandbox, swebench
+from rules.agents import Agent
+from rules.config import STATE, ConfigError, Limits, Suite, load_suite
+from rules.files import read_json, write_atomic, write_json
+from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest,
+                         current_grader_id, error_warning, kept_work, printable, progress, progress_line,
+                         regrade_trial, summary_line, task_digest, trial_folder, unpack_work)
+
+SWE_TRIAL_FORMAT = 1  # version of a swe trial's result.json and of its key
+TIER = swebench.TIER
+
+
+@dataclass(frozen=True)
+class SweTrial:
+    """What one swe trial needs: the ``agents`` (with their settings' values) taking turns, the task folder,
+    the record folder (``run_dir``), a scratch folder, the task's environment ``image`` (the agents' images are
+    built FROM it and it grades), the grading limits, the number of ``attempts``, the run id and the repeat."""
+
+    agents: tuple[Agent, ...]
+    task_dir: Path
+    run_dir: Path
+    scratch: Path
+    image: str
+    grade_limits: Limits
+    attempts: int = 1
+    run: str = ""
+    repeat: int = 1
+
+    @property
+    def grader_image(self) -> str:
+        return self.image
+
+    def agent_for(self, n: int) -> Agent:
+        """The agent that makes attempt ``n`` (1-based): the agents take turns."""
+        return self.agents[(n - 1) % len(self.agents)]
+
+    def attempt(self, n: int) -> Trial:
+        """Attempt ``n`` as a one-try ``rules.trial.Trial`` recorded in ``attempt-<n>/``."""
+        agent = self.agent_for(n)
+        return Trial(agent=agent, task_dir=self.task_dir, run_dir=self.run_dir / f"attempt-{n}",
+                     scratch=self.scratch / f"attempt-{n}", agent_image=agent.tag(self.image),
+                     grader_image=self.image, grade_limits=self.grade_limits, tries=1, run=self.run,
+                     repeat=self.repeat)
+
+    def run_key(self) -> dict:
+        """What the attempts depend on (a change means running the agents again): the task without its
+        grading files, each agent's definition and image template, and the attempts."""
+        return {"task_digest": task_digest(self.task_dir, without=GRADING_FILES),
+                "agents": [a.digest for a in self.agents],
+                "image_digests": [_template_digest(a) for a in self.agents], "attempts": self.attempts}
+
+    def grade_key(self, grader_id: str) -> dict:
+        """What the held-out grading depends on: check.sh, the environment image's id, the grading limits."""
+        return self.attempt(1).grade_key(grader_id)
+
+    def key(self, grader_id: str) -> dict:
+        return {"format": SWE_TRIAL_FORMAT, "run": self.run_key(), "grade": self.grade_key(grader_id)}
+
+
+def run_of(agents: list[Agent], attempts: int) -> tuple[str, str]:
+    """The run id and label of ``agents`` (with their values) making ``attempts`` attempts (module doc)."""
+    if len(agents) == 1 and attempts == 1:
+        return agents[0].run, agents[0].label
+    run = "+".join(a.run for a in agents) + (f".x{attempts}" if attempts > 1 else "")
+    label = " + ".join(a.label for a in agents) + (f", {attempts} attempts" if attempts > 1 else "")
+    return run, label
+
+
+def run_record(agents: list[Agent], attempts: int, run: str) -> dict:
+    """The run folder's ``run.json``: the aider tier's fields (``version``, ``run``, ``agent``: the names joined
+    by ``+``, ``settings``: the values when there is one agent, ``label``) plus ``agents`` (names),
+    ``agent_settings`` (each agent's values) and ``attempts``."""
+    _, label = run_of(agents, attempts)
+    single = agents[0].run_record(run) if len(agents) == 1 else {}
+    return {"version": 1, "run": run, "agent": "+".join(a.name for a in agents),
+            "settings": single.get("settings", {}), "label": label, "agents": [a.name for a in agents],
+            "agent_settings": [dict(a.values) for a in agents], "attempts": attempts}
+
+
+def task_image(task_dir: Path) -> str:
+    """The environment image a published swe task runs in (task.json ``image``). Raises ConfigError."""
+    image = (read_json(Path(task_dir) / "task.json") or {}).get("image")
+    if not isinstance(image, str) or not image:
+        raise ConfigError(f"{task_dir}/task.json names no environment image: run `doit gen:swe` again")
+    return image
+
+
+# ---- whether a stored trial still counts ----
+
+def _attempt_results(result: dict, run_dir: Path) -> list[dict | None]:
+    return [read_json(Path(run_dir) / str(a.get("folder")) / "result.json") for a in result.get("attempts") or []]
+
+
+def state(result: dict | None, st: SweTrial, grader_id: str | None = None) -> str:
+    """Whether the stored ``result`` still counts as ``st``'s: ``"current"`` (it finished with this key),
+    ``"regrade"`` (only the held-out grading changed: check.sh, the image's id, the limits; every attempt's
+    work tree is kept) or ``"rerun"`` (anything else), as ``rules.trial.trial_state`` decides for one trial."""
+    if not isinstance(result, dict) or result.get("status") not in FINISHED:
+        return "rerun"
+    key = result.get("key")
+    if not isinstance(key, dict) or key.get("format") != SWE_TRIAL_FORMAT or key.get("run") != st.run_key():
+        return "rerun"
+    if grader_id is None:
+        grader_id = current_grader_id(st.image)
+    if key.get("grade") == st.grade_key(grader_id):
+        return "current"
+    stored = _attempt_results(result, st.run_dir)
+    kept = all(isinstance(r, dict) and r.get("tries") and kept_work(r, st.run_dir / a["folder"])
+               for r, a in zip(stored, result.get("attempts") or []))
+    return "regrade" if kept and stored else "rerun"
+
+
+def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limits: Limits | None = None) -> bool:
+    """For the report: True when the stored swe ``result`` of the task in ``task_dir`` no longer counts (the task,
+    an agent's definition as in ``agents`` (``rules.agents.load_agents()``), the attempts, or the grading
+    changed; an agent no longer defined makes it stale)."""
+    names = result.get("agents") or []
+    values = result.get("agent_settings") or [{} for _ in names]
+    try:
+        resolved = tuple(agents[n].with_values(v) for n, v in zip(names, values))
+        image = task_image(task_dir)
+        limits = grade_limits or load_suite(TIER).prove
+    except (KeyError, ConfigError):
+        return True
+    if not resolved:
+        return True
+    st = SweTrial(resolved, Path(task_dir), Path(task_dir), Path(task_dir), image, limits,
+                  int(result.get("attempts_allowed") or 1))
+    return state(result, st) != "current"
+
+
+# ---- the pre-existing tests an attempt must not break ----
+
+def _baseline(st: SweTrial, pretest_dir: Path, grader_id: str) -> list[str]:
+    """The ids of the pre-existing tests that pass at base, kept in ``.lab/swe/pretest/<task>.json`` for the
+    task's digest, the image's id and the limits (computed once, then read by every trial)."""
+    key = {"task": task_digest(st.task_dir), "image_id": grader_id, "limits": repr(st.grade_limits)}
+    path = STATE / "swe" / "pretest" / f"{st.task_dir.name}.json"
+    cached = read_json(path)
+    if isinstance(cached, dict) and cached.get("key") == key:
+        return list(cached["passed"])
+    passed = swebench.pretest_baseline(pretest_dir, st.task_dir, image=st.image, limits=st.grade_limits)
+    write_json(path, {"key": key, "passed": passed})
+    return passed
+
+
+def _breakage(st: SweTrial, grader_id: str) -> Callable[[Path], list[str]]:
+    """``broken(work_tree)`` for ``swebench.measure``: the pre-existing tests that passed at base and fail on
+    the work tree; a task without pre-existing tests breaks none."""
+    script = st.task_dir / swebench.PRETEST
+    if not script.is_file():
+        return lambda tree: []
+    pretest_dir = swebench.pretest_task(st.task_dir, script.read_text(encoding="utf-8"), st.scratch / "pretest")
+    expected = _baseline(st, pretest_dir, grader_id)
+    return lambda tree: swebench.pretest_failures(pretest_dir, tree, expected, image=st.image, limits=st.grade_limits)
+
+
+def _measure(st: SweTrial, n: int, attempt_result: dict, broken: Callable[[Path], list[str]]) -> swebench.Attempt:
+    """The plausibility of attempt ``n`` from its kept work tree (``work-1.tar.gz``)."""
+    name = st.agent_for(n).name
+    tries = attempt_result.get("tries") or []
+    archive = tries[0].get("work_archive") if tries else None
+    if not archive or not (st.run_dir / f"attempt-{n}" / archive).is_file():
+        note = (tries[0].get("note") if tries else "") or "no work tree was kept"
+        return swebench.Attempt(n, name, "", f"the work tree could not be measured: {note}"[:300], [], [])
+    with tempfile.TemporaryDirectory(prefix="lab-measure-") as tmp:
+        tree = Path(tmp) / "work"
+        unpack_work(st.run_dir / f"attempt-{n}" / archive, tree)
+        return swebench.measure(st.task_dir, tree, n, name, broken)
+
+
+# ---- one trial ----
+
+def _attempt_record(n: int, t: Trial, r: dict) -> dict:
+    return {"attempt": n, "agent": t.agent.name, "run": t.agent.run, "label": t.agent.label,
+            "folder": f"attempt-{n}", "status": r.get("status"), "error": r.get("error"),
+            "error_kind": r.get("error_kind"), "agent_seconds": r.get("agent_seconds", 0.0),
+            "grading_seconds": r.get("grading_seconds", 0.0), "usage": r.get("usage"), "tests": r.get("tests"),
+            "plausible": False, "problems": None, "edit": None, "lint": [], "broken": [], "diff_lines": 0}
+
+
+def _sum_usage(attempts: list[dict]) -> dict | None:
+    from rules.agents import add_usage
+
+    total = None
+    for a in attempts:
+        total = add_usage(total, a.get("usage"))
+    return total
+
+
+def _choose(result: dict, made: list[swebench.Attempt]) -> None:
+    """Fill the chosen attempt's fields of ``result`` from ``made`` (the measured attempts)."""
+    i = swebench.choose(made)
+    chosen = result["attempts"][i]
+    result.update(chosen=i, plausible=made[i].plausible, status=chosen["status"],
+                  resolved=chosen["status"] == "pass", passed_try=1 if chosen["status"] == "pass" else None,
+                  tests=chosen.get("tests") or {"ran": 0, "passed": 0, "failed": 0})
+
+
+def run_swe_trial(st: SweTrial, environ: Mapping[str, str] = os.environ, backend: str = "local",
+                  cluster: str | None = None) -> dict:
+    """Run swe trial ``st`` and write its record (module doc); returns the result. An attempt that ends in
+    ``error`` (its agent had no fair chance, or lab's side failed) ends the trial as ``error`` with that
+    attempt's ``error_kind``: it is retried by the next run. Raises AgentError before anything runs when a
+    required variable is missing, BackendError when the backend cannot serve."""
+    from rules.backends import run_through
+
+    for agent in st.agents:
+        agent.environment(environ)
+    meta = read_json(st.task_dir / "task.json") or {}
+    start = time.monotonic()
+    _fresh(st.run_dir)
+    names = [a.name for a in st.agents]
+    result = {
+        "version": SWE_TRIAL_FORMAT, "tier": TIER, "task": meta.get("task", st.task_dir.name),
+        "repo": meta.get("repo"), "language": meta.get("language", "python"), "run": st.run,
+        "label": run_of(list(st.agents), st.attempts)[1], "agent": "+".join(names), "agents": names,
+        "agent_settings": [dict(a.values) for a in st.agents],
+        "settings": dict(st.agents[0].values) if len(st.agents) == 1 else {}, "repeat": st.repeat,
+        "status": "error", "resolved": False, "plausible": None, "chosen": None, "attempts_allowed": st.attempts,
+        "attempts": [], "error": None, "error_kind": None, "tests": {"ran": 0, "passed": 0, "failed": 0},
+        "usage": None, "agent_seconds": 0.0, "grading_seconds": 0.0, "seconds": 0.0, "started": _now(),
+        "finished": None, "key": None, "passed_try": None, "tries": [],
+        "images": {"grader": {"tag": st.image, "id": ""}},
+    }
+    try:
+        grader_id = current_grader_id(st.image, fresh=True)
+        if not grader_id:
+            raise TrialError(f"the task's environment image {st.image} is missing: `doit gen:swe` builds it")
+        result["images"]["grader"]["id"] = grader_id
+        result["key"] = st.key(grader_id)
+        broken = _breakage(st, grader_id)
+        made: list[swebench.Attempt] = []
+        for n in range(1, st.attempts + 1):
+            t = st.attempt(n)
+            r = run_through(t, backend, cluster, environ)
+            rec = _attempt_record(n, t, r)
+            result["attempts"].append(rec)
+            if r.get("status") == "error":
+                result.update(status="error", error_kind=r.get("error_kind") or "infrastructure",
+                              error=f"attempt {n} ({t.agent.label}): {r.get('error')}")
+                break
+            a = _measure(st, n, r, broken)
+            rec.update(a.to_json())
+            write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", a.patch)
+            made.append(a)
+            print(f"{result['task']}: attempt {n}/{st.attempts} by {t.agent.label}: "
+                  + ("plausible" if a.plausible else f"not plausible ({_problems(a)})"), flush=True)
+            if a.plausible:
+                break
+        if result["error"] is None:
+            _choose(result, made)
+            write_atomic(st.run_dir / "patch.diff", made[result["chosen"]].patch)
+    except (sandbox.SandboxError, TrialError) as exc:
+        result.update(status="error", error=str(exc), error_kind="infrastructure")
+    finally:
+        shutil.rmtree(st.scratch, ignore_errors=True)
+    result["usage"] = _sum_usage(result["attempts"])
+    result["agent_seconds"] = round(sum(a.get("agent_seconds") or 0 for a in result["attempts"]), 3)
+    result["grading_seconds"] = round(sum(a.get("grading_seconds") or 0 for a in result["attempts"]), 3)
+    result["seconds"] = round(time.monotonic() - start, 3)
+    result["finished"] = _now()
+    result = printable(result)
+    write_json(st.run_dir / "result.json", result)
+    return result
+
+
+def _problems(a: swebench.Attempt) -> str:
+    parts = ([a.edit] if a.edit else []) + ([f"lint: {a.lint[0]}"] if a.lint else []) + (
+        [f"breaks {len(a.broken)} pre-existing test(s), e.g. {a.broken[0]}"] if a.broken else [])
+    return "; ".join(parts)[:300]
+
+
+def regrade_swe_trial(st: SweTrial, result: dict, grader_id: str) -> dict | None:
+    """Grade every attempt's kept work tree again with the held-out tests as they are now and rewrite
+    ``result.json``; the choice of attempt stays (it never read a held-out result). Returns the new result, or
+    None (nothing written) when an attempt cannot be re-graded. Raises SandboxError."""
+    import copy
+
+    new = copy.deepcopy(result)
+    for rec, stored in zip(new["attempts"], _attempt_results(result, st.run_dir)):
+        if not isinstance(stored, dict):
+            return None
+        again = regrade_trial(st.attempt(rec["attempt"]), stored, grader_id)
+        if again is None:
+            return None
+        rec.update(status=again["status"], tests=again.get("tests"), grading_seconds=again.get("grading_seconds", 0.0))
+    if new.get("chosen") is None:
+        return None
+    chosen = new["attempts"][new["chosen"]]
+    new.update(status=chosen["status"], resolved=chosen["status"] == "pass",
+               passed_try=1 if chosen["status"] == "pass" else None, tests=chosen.get("tests"))
+    new["grading_seconds"] = round(sum(a.get("grading_seconds") or 0 for a in new["attempts"]), 3)
+    new["key"]["grade"] = st.grade_key(grader_id)
+    new["images"]["grader"]["id"] = grader_id
+    new["graded"] = {"grader_image_id": grader_id, "regraded": True, "at": _now()}
+    write_json(st.run_dir / "result.json", new)
+    return new
+
+
+# ---- predictions ----
+
+_predictions_lock = threading.Lock()
+
+
+def write_run_predictions(suite: Suite, run: str) -> Path:
+    """Write ``evals/swe/predictions/<run>.jsonl`` from the run's finished records (repeat 1; a trial that
+    ended in ``error`` has no prediction yet): each task's chosen patch. Returns the path."""
+    root = suite.runs_dir / run
+    patches: dict[str, str] = {}
+    for path in sorted(root.glob("*/result.json")):
+        r = read_json(path)
+        if "@" in path.parent.name or not isinstance(r, dict) or r.get("status") not in FINISHED:
+            continue
+        diff = path.parent / "patch.diff"
+        patches[str(r.get("task") or path.parent.name)] = diff.read_text(encoding="utf-8") if diff.is_file() else ""
+    with _predictions_lock:
+        return swebench.write_predictions(suite, run, run, patches)
+
+
+# ---- one trial of a run, as doit's eval task runs it ----
+
+def make_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str | None = None,
+                   repeat: int = 1) -> SweTrial:
+    """The SweTrial of the agents named in ``agents`` (name, settings values) on ``task``, as ``eval_swe_trial``
+    runs it and doit's up-to-date check judges it. Raises AgentError, ConfigError."""
+    from rules.agents import get_agent
+
+    suite = load_suite(TIER)
+    resolved = [get_agent(name).with_values(values) for name, values in agents]
+    run = run or run_of(resolved, attempts)[0]
+    folder = trial_folder(task, repeat)
+    task_dir = suite.tasks_dir / task
+    return SweTrial(tuple(resolved), task_dir, suite.runs_dir / run / folder, STATE / "trials" / TIER / run / folder,
+                    task_image(task_dir), suite.prove, attempts, run, repeat)
+
+
+def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str,
+                       repeat: int = 1) -> bool:
+    """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``."""
+    st = make_swe_trial(agents, task, attempts, run, repeat)
+    return state(read_json(st.run_dir / "result.json"), st) == "current"
+
+
+def eval_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, folders: list[str], since: float,
+                   attempts: int, run: str, repeat: int = 1, backend: str = "local", cluster: str | None = None) -> dict:
+    """Run the swe trial unless its stored result is current; re-grade it when only the held-out grading
+    changed; write the run's ``run.json`` and predictions; print its line and the run's progress. Raises
+    AgentError, ConfigError, BackendError."""
+    st = make_swe_trial(agents, task, attempts, run, repeat)
+    runs = st.run_dir.parent
+    write_json(runs / "run.json", run_record(list(st.agents), attempts, run), only_if_changed=True)
+    stored = read_json(st.run_dir / "result.json")
+    grader_id = current_grader_id(st.image, fresh=True)
+    how = state(stored, st, grader_id)
+    if how == "current":
+        print(f"{st.run_dir.name}: already finished ({stored['status']})", flush=True)
+        return stored
+    result = None
+    if how == "regrade":
+        try:
+            result = regrade_swe_trial(st, stored, grader_id)
+        except sandbox.SandboxError as exc:
+            print(f"{st.run_dir.name}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
+            return stored
+    regraded = result is not None
+    if result is None:
+        result = run_swe_trial(st, backend=backend, cluster=cluster)
+    suite = load_suite(TIER)
+    if repeat == 1:
+        write_run_predictions(suite, run)
+    how_line = (f", chosen attempt {result['chosen'] + 1} of {len(result['attempts'])}"
+                f" ({'plausible' if result.get('plausible') else 'least bad'})" if result.get("chosen") is not None else "")
+    print(summary_line(result) + how_line + (" (re-graded, no agent ran)" if regraded else ""), flush=True)
+    p = progress(runs, folders, since)
+    print(progress_line(run, p), flush=True)
+    if p["done"] + p["errors"] == p["total"]:
+        warning = error_warning(result.get("label") or run, runs, folders, since)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
+    return result
+
+
+def published_envs(suite: Suite, tasks: Iterable[str]) -> dict[str, str]:
+    """The environment images the given published tasks run in: env name (task.json ``env``) → image tag."""
+    out: dict[str, str] = {}
+    for task in tasks:
+        meta = read_json(suite.tasks_dir / task / "task.json") or {}
+        if isinstance(meta.get("env"), str) and isinstance(meta.get("image"), str):
+            out[meta["env"]] = meta["image"]
+    return dict(sorted(out.items()))
