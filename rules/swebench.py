@@ -986,30 +986,44 @@ def measure(task_dir: Path, work_tree: Path, n: int, agent: str,
     return Attempt(n, agent, patch, edit, lint_errors(work_tree, patch_paths(patch)), broken(work_tree) if patch.strip() else [])
 
 
+def until_plausible(attempts: int, make: Callable[[int], Attempt | None]) -> list[Attempt]:
+    """Retry until plausible: ``make(n)`` for n = 1..``attempts``, stopping after the first plausible attempt,
+    or when ``make`` returns None (the attempt could not be made; the caller records why). Returns the
+    attempts made, in order."""
+    made: list[Attempt] = []
+    for n in range(1, attempts + 1):
+        a = make(n)
+        if a is None:
+            break
+        made.append(a)
+        if a.plausible:
+            break
+    return made
+
+
 def run_attempts(task_dir: Path, agents: list[tuple[str, Callable[[Path, int], None]]], attempts: int,
                  broken: Callable[[Path], list[str]] = lambda tree: []) -> dict:
-    """Retry until plausible: attempt 1..``attempts``, each from a fresh work tree laid by the task's setup.sh,
-    cycling through ``agents`` (name, run(work_tree, attempt)); stop at the first plausible attempt. Returns
-    ``{"attempts": [outcomes], "chosen": index, "plausible": bool, "agent", "patch"}``: the chosen one is
-    the first plausible attempt, else the least bad (``choose``). An agent that raises is an attempt with that
-    problem as its edit outcome."""
+    """Retry until plausible with in-process agents (``rules.swerun`` runs real ones in containers): attempt
+    1..``attempts``, each from a fresh work tree laid by the task's setup.sh, cycling through ``agents`` (name,
+    run(work_tree, attempt)). Returns ``{"attempts": [outcomes], "chosen": index, "plausible": bool, "agent",
+    "patch"}`` (``choose``). An agent that raises is an attempt with that problem as its edit outcome."""
     from rules.prove import lay_work_tree
 
     if not agents or attempts < 1:
         raise ValueError("give at least one agent and one attempt")
-    made: list[Attempt] = []
-    for n in range(1, attempts + 1):
+
+    def make(n: int) -> Attempt:
         name, run = agents[(n - 1) % len(agents)]
         with tempfile.TemporaryDirectory(prefix="lab-attempt-") as tmp:
             tree = Path(tmp) / "work"
             lay_work_tree(Path(task_dir), tree)
             try:
                 run(tree, n)
-                made.append(measure(task_dir, tree, n, name, broken))
+                return measure(task_dir, tree, n, name, broken)
             except Exception as exc:  # an agent's failure is that attempt's outcome, not lab's
-                made.append(Attempt(n, name, "", f"the agent failed: {exc}"[:300], [], []))
-        if made[-1].plausible:
-            break
+                return Attempt(n, name, "", f"the agent failed: {exc}"[:300], [], [])
+
+    made = until_plausible(attempts, make)
     i = choose(made)
     return {"attempts": [a.to_json() for a in made], "chosen": i, "plausible": made[i].plausible,
             "agent": made[i].agent, "patch": made[i].patch}

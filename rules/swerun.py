@@ -270,8 +270,8 @@ def run_swe_trial(st: SweTrial, environ: Mapping[str, str] = os.environ, backend
         result["images"]["grader"]["id"] = grader_id
         result["key"] = st.key(grader_id)
         broken = _breakage(st, grader_id)
-        made: list[swebench.Attempt] = []
-        for n in range(1, st.attempts + 1):
+
+        def make(n: int) -> swebench.Attempt | None:
             t = st.attempt(n)
             r = run_through(t, backend, cluster, environ)
             rec = _attempt_record(n, t, r)
@@ -279,15 +279,15 @@ def run_swe_trial(st: SweTrial, environ: Mapping[str, str] = os.environ, backend
             if r.get("status") == "error":
                 result.update(status="error", error_kind=r.get("error_kind") or "infrastructure",
                               error=f"attempt {n} ({t.agent.label}): {r.get('error')}")
-                break
+                return None
             a = _measure(st, n, r, broken)
             rec.update(a.to_json())
             write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", a.patch)
-            made.append(a)
             print(f"{result['task']}: attempt {n}/{st.attempts} by {t.agent.label}: "
                   + ("plausible" if a.plausible else f"not plausible ({_problems(a)})"), flush=True)
-            if a.plausible:
-                break
+            return a
+
+        made = swebench.until_plausible(st.attempts, make)
         if result["error"] is None:
             _choose(result, made)
             write_atomic(st.run_dir / "patch.diff", made[result["chosen"]].patch)

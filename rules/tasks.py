@@ -163,7 +163,10 @@ def task_pull():
     from rules.config import ConfigError
     from rules.upstream import is_current
 
+    asked = {a.split("/", 1)[0] for a in _asked("gen") + _asked("prove")}
     for tier in TIERS:
+        if asked and tier not in asked:
+            continue  # `doit gen:swe` never waits on (or fails for) the aider tier's upstream
         try:
             suite = load_suite(tier)
         except ConfigError:
