@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -529,7 +530,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
-        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"]),
+        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude),
         "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
     }
     out = Rendered()
@@ -550,13 +551,16 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     return out
 
 
-def test_cmd(files: list[str], inifile: str | None, pythonpath: str) -> str:
+def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = ()) -> str:
     """The command that runs the repository's pre-existing tests of the files the held-out patch touches, at
-    their base version, from the work tree's root (never a held-out test: only files that exist at base)."""
+    their base version, from the work tree's root (never a held-out test: only files that exist at base).
+    ``deselect``: test names of those files that must never run where an agent's container may have a network
+    (the environment's ``exclude``: they connect to outside or private-range addresses by design)."""
     if not files:
         return ""
     env = f"PYTHONPATH={os.path.relpath(pythonpath, '/work')} " if pythonpath else ""
-    return f"{env}python -m pytest -rA -p no:cacheprovider " + " ".join(files)
+    skip = "".join(f" --deselect {shlex.quote(n)}" for n in deselect if n.split("::", 1)[0] in files)
+    return f"{env}python -m pytest -rA -p no:cacheprovider" + skip + " " + " ".join(files)
 
 
 # ---- environment images ----

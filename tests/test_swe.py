@@ -274,6 +274,13 @@ def test_pre_existing_tests_measure_what_an_attempt_breaks_and_never_run_held_ou
     assert swebench.pretest_failures(pre, good, base, image=meta["image"], limits=limits) == []
 
 
+def test_tests_that_reach_out_are_deselected_from_the_agents_test_command():
+    cmd = swebench.test_cmd(["tests/test_requests.py"], None, "", (
+        "tests/test_requests.py::TestTimeout::test_connect_timeout", "tests/other.py::test_x"))
+    assert cmd == ("python -m pytest -rA -p no:cacheprovider --deselect "
+                   "tests/test_requests.py::TestTimeout::test_connect_timeout tests/test_requests.py")
+
+
 def test_agents_get_the_pre_existing_test_command_through_the_test_cmd_placeholder():
     from rules.agents import parse_agent
 
