@@ -532,6 +532,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
         "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude),
         "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
+        "graded": "patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
     }
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)

@@ -471,7 +471,10 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             record["work_archive"] = f"work-{n}.tar.gz"
         else:
             notes.append(f"the work tree ({size} bytes) is over {ARCHIVE_CAP} bytes: not kept, cannot be re-graded")
-        g = grade(t.task_dir, work, image=t.grader_image, limits=t.grade_limits, cache_volume=t.cache_volume,
+        graded, note = graded_tree(t.task_dir, work, t.scratch / f"graded-{n}")
+        if note:
+            notes.append(note)
+        g = grade(t.task_dir, graded, image=t.grader_image, limits=t.grade_limits, cache_volume=t.cache_volume,
                   log_path=t.run_dir / f"grade-{n}.log")
         record["grade"] = g.to_json()
         record["outcome"] = try_outcome(record["grade"], res.timed_out)
@@ -487,6 +490,26 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
     result["status"] = trial_status(result["tries"])
     if tree_size(work) <= WORK_TREE_CAP:
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
+
+
+def graded_tree(task_dir: Path, work: Path, dest: Path) -> tuple[Path, str]:
+    """The tree a grading reads for the agent's ``work``: the work tree itself, or, for a task whose task.json
+    says ``"graded": "patch"`` (the swe tier), a fresh base laid at ``dest`` with the work tree's patch applied
+    (``rules.swebench.work_patch``: ignored files, byte code and test caches left out), so a trial's verdict and
+    the prediction made of it mean the same. Returns (tree, note); the note says when the patch did not apply
+    (the base is graded then)."""
+    if (read_json(Path(task_dir) / "task.json") or {}).get("graded") != "patch":
+        return work, ""
+    from rules.swebench import work_patch
+    from rules.upstream import apply_patch
+
+    patch = work_patch(task_dir, work)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    lay_work_tree(task_dir, dest)
+    problem = apply_patch(dest, patch) if patch.strip() else None
+    return dest, (f"the work tree's patch does not apply to a fresh base ({problem}); the base was graded"
+                  if problem else "")
 
 
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:
@@ -610,7 +633,8 @@ def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict 
                 work = Path(tmp) / "work"
                 unpack_work(t.run_dir / rec["work_archive"], work)
                 log = t.run_dir / f".grade-{n}.log.new"
-                g = grade(t.task_dir, work, image=t.grader_image, limits=t.grade_limits,
+                graded, _ = graded_tree(t.task_dir, work, Path(tmp) / "graded" / "tree")
+                g = grade(t.task_dir, graded, image=t.grader_image, limits=t.grade_limits,
                           cache_volume=t.cache_volume, log_path=log)
             logs.append((log, t.run_dir / f"grade-{n}.log"))
             seconds += g.seconds

@@ -213,6 +213,25 @@ def test_an_agents_work_tree_becomes_the_patch_that_reapplies_it(calc, tmp_path)
     assert not Path("/tmp/pwned-by-agent").exists()  # the agent's .git/config was never read
 
 
+def test_a_trial_grades_the_patch_on_a_fresh_base_as_its_prediction_is(calc, tmp_path):
+    from rules.trial import graded_tree
+
+    repos, insts = calc
+    work = _lay(swebench.render(insts["lab__calc-1"], _env(), str(repos)), tmp_path)
+    task = tmp_path / "task"
+    (work / "calc" / "__init__.py").write_text(FIXED_SOURCE)
+    (work / ".pytest_cache").mkdir()
+    (work / ".pytest_cache" / "fix.py").write_text("X = 1\n")  # left out of every patch
+    tree, note = graded_tree(task, work, tmp_path / "scratch" / "graded-1")
+    assert tree != work and note == ""
+    assert (tree / "calc" / "__init__.py").read_text() == FIXED_SOURCE
+    assert not (tree / ".pytest_cache").exists() and (tree / "README.md").is_file()
+    # a task of the aider tier (no "graded": "patch") is graded as its work tree is
+    meta = json.loads((task / "task.json").read_text())
+    (task / "task.json").write_text(json.dumps({**meta, "graded": None}))
+    assert graded_tree(task, work, tmp_path / "scratch" / "graded-2") == (work, "")
+
+
 # ---- retry until plausible (scripted agents; the pre-existing test outcome scripted too) ----
 
 def _agent(edits):
