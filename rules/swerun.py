@@ -44,7 +44,7 @@ from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json
 from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest,
                          current_grader_id, error_warning, kept_work, printable, progress, progress_line,
-                         regrade_trial, summary_line, task_digest, trial_folder, unpack_work)
+                         regrade_trial, summary_line, task_digest, trial_folder, trial_state, unpack_work)
 
 SWE_TRIAL_FORMAT = 1  # version of a swe trial's result.json and of its key
 TIER = swebench.TIER
@@ -134,20 +134,13 @@ def _attempt_results(result: dict, run_dir: Path) -> list[dict | None]:
 def state(result: dict | None, st: SweTrial, grader_id: str | None = None) -> str:
     """Whether the stored ``result`` still counts as ``st``'s: ``"current"`` (it finished with this key),
     ``"regrade"`` (only the held-out grading changed: check.sh, the image's id, the limits; every attempt's
-    work tree is kept) or ``"rerun"`` (anything else), as ``rules.trial.trial_state`` decides for one trial."""
-    if not isinstance(result, dict) or result.get("status") not in FINISHED:
-        return "rerun"
-    key = result.get("key")
-    if not isinstance(key, dict) or key.get("format") != SWE_TRIAL_FORMAT or key.get("run") != st.run_key():
-        return "rerun"
-    if grader_id is None:
-        grader_id = current_grader_id(st.image)
-    if key.get("grade") == st.grade_key(grader_id):
-        return "current"
-    stored = _attempt_results(result, st.run_dir)
-    kept = all(isinstance(r, dict) and r.get("tries") and kept_work(r, st.run_dir / a["folder"])
-               for r, a in zip(stored, result.get("attempts") or []))
-    return "regrade" if kept and stored else "rerun"
+    work tree is kept) or ``"rerun"`` (anything else): ``rules.trial.trial_state``'s rule."""
+    def kept(r: dict) -> bool:
+        stored = _attempt_results(r, st.run_dir)
+        return bool(stored) and all(isinstance(x, dict) and x.get("tries") and kept_work(x, st.run_dir / a["folder"])
+                                    for x, a in zip(stored, r.get("attempts") or []))
+
+    return trial_state(result, st, grader_id, fmt=SWE_TRIAL_FORMAT, kept=kept)
 
 
 def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limits: Limits | None = None) -> bool:

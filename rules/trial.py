@@ -44,7 +44,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from rules import disk, sandbox
 from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_usage
@@ -154,7 +154,8 @@ def kept_work(result: dict, run_dir: Path) -> bool:
     return True
 
 
-def trial_state(result: dict | None, trial: "Trial", grader_id: str | None = None) -> str:
+def trial_state(result: dict | None, trial: "Trial", grader_id: str | None = None, *, fmt: int = TRIAL_FORMAT,
+                kept: Callable[[dict], bool] | None = None) -> str:
     """Whether the stored ``result`` (result.json's data, or None) still counts as ``trial``'s:
 
     ``"current"``: it finished (pass, fail, timeout, tampered) with this trial's key; ``"regrade"``: it
@@ -162,17 +163,20 @@ def trial_state(result: dict | None, trial: "Trial", grader_id: str | None = Non
     graded try's work tree is kept; ``"rerun"``: anything else (no result, an ``error``, another result format,
     task prompt/stub/setup/workspace, agent definition or image template, tries; or work trees not kept).
     ``grader_id`` is the current grader image id; None looks it up (the docker CLI, cached per process).
+    Another kind of trial (``rules.swerun``: anything with ``run_key``, ``grade_key``, ``grader_image`` and
+    ``run_dir``) gives its record ``fmt`` and ``kept(result)`` (whether its work trees are kept).
     """
     if not isinstance(result, dict) or result.get("status") not in FINISHED:
         return "rerun"
     key = result.get("key")
-    if not isinstance(key, dict) or key.get("format") != TRIAL_FORMAT or key.get("run") != trial.run_key():
+    if not isinstance(key, dict) or key.get("format") != fmt or key.get("run") != trial.run_key():
         return "rerun"
     if grader_id is None:
         grader_id = current_grader_id(trial.grader_image)
     if key.get("grade") == trial.grade_key(grader_id):
         return "current"
-    return "regrade" if kept_work(result, trial.run_dir) else "rerun"
+    kept = kept or (lambda r: kept_work(r, trial.run_dir))
+    return "regrade" if kept(result) else "rerun"
 
 
 _grader_ids: dict[str, str] = {}
