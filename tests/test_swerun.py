@@ -143,3 +143,20 @@ def test_agent_runs_pre_existing_tests_and_never_sees_held_out_ones(home):
 def test_tries_other_than_one_are_refused_with_the_reason(home):
     res = run_doit(home, "run", "suite=swe", "agent=noop", "tries=2")
     assert res.code != 0 and "one try per attempt" in res.stdout + res.stderr
+
+
+@docker
+def test_a_grading_change_regrades_the_kept_attempts_without_the_agents(home):
+    _run(home, "agents=breaker,fixer", "attempts=2")
+    run_dir = home / "evals" / "swe" / "runs" / "breaker+fixer.x2" / TASK
+    before = _result(home, "breaker+fixer.x2")
+    logs = {str(p.relative_to(run_dir)): p.stat().st_mtime_ns for p in run_dir.glob("attempt-*/agent-1.log")}
+    assert len(logs) == 2
+    check = home / "evals" / "swe" / "tasks" / TASK / "check.sh"
+    check.write_text(check.read_text() + "\n# a grading change\n")
+    res = _run(home, "agents=breaker,fixer", "attempts=2")
+    assert "re-graded, no agent ran" in res.stdout, res.stdout[-2000:]
+    after = _result(home, "breaker+fixer.x2")
+    assert {str(p.relative_to(run_dir)): p.stat().st_mtime_ns for p in run_dir.glob("attempt-*/agent-1.log")} == logs
+    assert (after["chosen"], after["status"], after["graded"]["regraded"]) == (before["chosen"], "pass", True)
+    assert after["key"]["grade"]["check_digest"] != before["key"]["grade"]["check_digest"]
