@@ -377,9 +377,10 @@ def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
     n is 0), "chosen_not_first": rate of trials whose chosen attempt was not attempt 1 (of n), "any_resolved":
     rate (of all tasks) of tasks where the trial was resolved or any attempt's own held-out grading passed,
     "ungraded_attempts": attempts without a held-out outcome (then ``any_resolved`` may be low), "by_agent":
-    {agent: {"attempts", "plausible", "resolved" (its attempts whose own grading passed), "chosen",
-    "chosen_resolved"}}}``. ``any_resolved`` is an upper bound of what choosing among the attempts could
-    score, never the score: the score (``resolved``) grades the chosen attempt only."""
+    {agent (``attempt_agent``, in order of appearance): {"attempts", "plausible", "resolved" (its attempts
+    whose own grading passed), "chosen", "chosen_resolved"}}}``. ``any_resolved`` is an upper bound of what
+    choosing among the attempts could score, never the score: the score (``resolved``) grades the chosen
+    attempt only."""
     first = run.outcomes.get(1, {})
     done = [run.results[1][t.task] for t in tasks if finished(first.get(t.task, "missing"))]
     n = len(done)
@@ -389,7 +390,7 @@ def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
     by_agent: dict[str, dict] = {}
     for res in done:
         for i, a in enumerate(res.get("attempts") or []):
-            s = by_agent.setdefault(str(a.get("agent") or "?"), dict.fromkeys(
+            s = by_agent.setdefault(attempt_agent(a), dict.fromkeys(
                 ("attempts", "plausible", "resolved", "chosen", "chosen_resolved"), 0))
             s["attempts"] += 1
             s["plausible"] += a.get("plausible") is True
@@ -406,8 +407,14 @@ def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
                                  or any(a.get("status") == "pass" for a in res.get("attempts") or [])
                                  for res in done), len(tasks)),
         "ungraded_attempts": sum(a.get("status") not in GRADED for res in done for a in res.get("attempts") or []),
-        "by_agent": dict(sorted(by_agent.items())),
+        "by_agent": by_agent,
     }
+
+
+def attempt_agent(attempt: dict) -> str:
+    """Who made an attempt, as the report names it: its ``label`` (the agent with its setting values, so two
+    models of one agent stay apart), else its ``run``, else its agent's name, else ``"?"``."""
+    return str(attempt.get("label") or attempt.get("run") or attempt.get("agent") or "?")
 
 
 def seconds_of(done: list[dict], current: list[dict]) -> dict:
@@ -427,7 +434,7 @@ def attempt_cell(result: dict) -> dict:
     return {"chosen": chosen + 1 if isinstance(chosen, int) else None, "used": len(attempts),
             "plausible": result.get("plausible"),
             "any_resolved": result.get("status") == "pass" or any(a.get("status") == "pass" for a in attempts),
-            "attempts": [{"attempt": a.get("attempt", i), "agent": a.get("agent"), "plausible": a.get("plausible"),
+            "attempts": [{"attempt": a.get("attempt", i), "agent": attempt_agent(a), "plausible": a.get("plausible"),
                           "problems": a.get("problems"), "status": a.get("status")}
                          for i, a in enumerate(attempts, 1)]}
 
@@ -677,7 +684,7 @@ def leaderboard(report: dict, width: int = 1180) -> dict:
     out = {"width": width, "height": y1 + bottom + 16, "plot": {"x0": x0, "x1": x1, "y0": top, "y1": y1},
            "grid": [{"x": round(x0 + pw * f, 1), "text": f"{int(f * 100)}%"} for f in (0, 0.25, 0.5, 0.75, 1)],
            "legend": [], "rows": []}
-    legend = [("bar2", head.name)] + ([("bar1", inner.name)] if inner else [])
+    legend = [("bar2", head.name), ("bar1", inner.name)] if inner else [("bar", head.name)]
     legend.append(("whisker", f"95% interval of {head.name}"))
     if any(len(r["repeats"]) > 1 for r in rows):
         legend.append(("mean", f"mean {head.name} over repeats"))

@@ -67,15 +67,15 @@ def pair_runs():
     """Two runs on nine tasks, counted by hand in the tests below.
 
     ``a+b``: resolved flask-4992 (attempt 1), pytest-9359 (attempt 3: 1 and 2 implausible), sympy-15345 (attempt
-    2), sympy-16792 (attempt 1); unresolved flask-5063 (plausible attempt 1 fails held-out, attempt 2 would
-    have passed), pytest-11143 (none plausible, least bad attempt 2 of 6; attempt 4 passed held-out);
+    2), sympy-16792 (attempt 1); unresolved flask-5063 (plausible attempt 2 fails held-out, the implausible
+    attempt 1 would have passed), pytest-11143 (none plausible, least bad attempt 2 of 6; attempt 4 passed);
     timeout sympy-20154; tampered pytest-11148; requests-3362 an agent error (not finished).
     ``a``: resolved flask-4992, flask-5063, pytest-11148; unresolved the other five finished; requests
     missing."""
     ab = {
         FLASK_A: swe_result(FLASK_A, "pass", [("a", True, "pass")],
                             usage={"tokens_sent": 1000, "tokens_received": 100, "cost": 0.5}),
-        FLASK_B: swe_result(FLASK_B, "fail", [("a", True, "fail"), ("b", True, "pass")], chosen=0),
+        FLASK_B: swe_result(FLASK_B, "fail", [("a", False, "pass"), ("b", True, "fail")]),
         PYTEST_A: swe_result(PYTEST_A, "pass", [("a", False, "fail"), ("b", False, "fail"), ("a", True, "pass")],
                              usage={"tokens_sent": 3000, "tokens_received": 300, "cost": 1.25}),
         PYTEST_B: swe_result(PYTEST_B, "fail", [("a", False, "fail"), ("b", False, "fail"), ("a", False, "fail"),
@@ -150,13 +150,27 @@ def test_plausible_rate_attempts_and_the_upper_bound_are_over_finished_trials():
     # chosen plausible: flask-4992, flask-5063, pytest-9359, pytest-11148, sympy-15345, 16792, 20154; not 11143
     assert s["plausible"] == report.rate(7, 8)
     assert s["used_mean"] == pytest.approx((1 + 2 + 3 + 6 + 1 + 2 + 1 + 1) / 8) and s["used_max"] == 6
-    assert s["chosen_not_first"] == report.rate(3, 8)  # pytest-9359 (3rd), pytest-11143 (2nd), sympy-15345 (2nd)
+    # flask-5063 (2nd), pytest-9359 (3rd), pytest-11143 (2nd), sympy-15345 (2nd)
+    assert s["chosen_not_first"] == report.rate(4, 8)
     # the 4 resolved, plus flask-5063 and pytest-11143 whose unchosen attempts passed: 6 of all 9 tasks
     assert s["any_resolved"] == report.rate(6, 9) and s["ungraded_attempts"] == 0
-    assert s["by_agent"]["a"] == {"attempts": 11, "plausible": 6, "resolved": 3, "chosen": 6, "chosen_resolved": 3}
-    assert s["by_agent"]["b"] == {"attempts": 6, "plausible": 2, "resolved": 3, "chosen": 2, "chosen_resolved": 1}
+    assert s["by_agent"]["a"] == {"attempts": 11, "plausible": 5, "resolved": 4, "chosen": 5, "chosen_resolved": 3}
+    assert s["by_agent"]["b"] == {"attempts": 6, "plausible": 2, "resolved": 2, "chosen": 3, "chosen_resolved": 1}
+    assert list(s["by_agent"]) == ["a", "b"]  # in order of appearance
     # the error trial's attempt is not counted: 17 attempts of finished trials
     assert sum(g["attempts"] for g in s["by_agent"].values()) == 17
+
+
+def test_attempts_of_two_models_of_one_agent_are_counted_apart():
+    res = swe_result(FLASK_A, "pass", [("aider", False, "fail"), ("aider", True, "pass")])
+    res["attempts"][0]["label"], res["attempts"][1]["label"] = "aider (m1)", "aider (m2)"
+    row = build_report("swe", TASKS, [swe_run("x", {FLASK_A: res}, agents=("aider", "aider"))],
+                       generated=GENERATED)["agents"][0]
+    assert row["attempts"]["by_agent"] == {
+        "aider (m1)": {"attempts": 1, "plausible": 0, "resolved": 0, "chosen": 0, "chosen_resolved": 0},
+        "aider (m2)": {"attempts": 1, "plausible": 1, "resolved": 1, "chosen": 1, "chosen_resolved": 1}}
+    assert "2. aider (m2): plausible; held-out pass" in render_pages(
+        build_report("swe", TASKS, [swe_run("x", {FLASK_A: res})], generated=GENERATED))["report.html"]
 
 
 def test_the_upper_bound_is_never_below_resolved_and_ungraded_attempts_are_flagged():
@@ -214,9 +228,9 @@ def test_one_run_report_pages():
     pages = render_pages(r)
     assert set(pages) == {"report.md", "report.html"}  # no aider leaderboard records for this tier
     md, html = pages["report.md"], pages["report.html"]
-    assert "| a+b | 44.4% (4/9) [18.9, 73.3] | 44.4% (1 repeat) | a, b |" in md
-    assert "| a+b | 87.5% (7/8) | 2.12 / 6 (6) | 37.5% (3/8) | 66.7% (6/9) [35.4, 87.9] |" in md
-    assert "| a+b | b | 6 | 2 | 3 | 2 | 1 |" in md
+    assert "| a+b | 44.4% (4/9) [18.9, 73.3] | – | 8/9 | 1 / 0 | 1 | 1 | 0 | 0 | 4.5 | 60.0 | 4000 / 400 |" in md
+    assert "| a+b | 87.5% (7/8) | 2.12 / 6 (6) | 50.0% (4/8) | 66.7% (6/9) [35.4, 87.9] |" in md
+    assert "| a+b | b | 6 | 2 | 2 | 3 | 1 |" in md
     assert "## resolved per repo (repeat 1)" in md and "| a+b | 50.0% (1/2) | 0.0% (0/1) |" in md
     assert "upper bound" in md and "not the score" in md and "pass@" not in md
     assert "the canary test was reported as passed" in md and "| a+b | pytest-dev__pytest-11148 | 1 | 1 | tampered |" in md
@@ -230,7 +244,7 @@ def test_one_run_report_pages():
     board = report.leaderboard(r)
     (row,) = board["rows"]
     assert row["w1"] is None and row["bound"] > row["w2"] > 0  # the upper bound's outline beyond the bar
-    assert [l["kind"] for l in board["legend"]] == ["bar2", "whisker", "bound"]
+    assert [l["kind"] for l in board["legend"]] == ["bar", "whisker", "bound"]
 
 
 def many_runs(n):
