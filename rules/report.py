@@ -19,6 +19,12 @@ missing) and usage are over all repeats. The aider leaderboard's record keys (``
 ``pass_rate_2``, ``test_cases``, ``seconds_per_case``, ``total_cost``, ...) are written per run (repeat 1) so
 results sit beside published numbers.
 
+The swe tier (``Profile`` ``SWE``; the aider tier's is ``AIDER``) reports one rate, ``resolved`` (the chosen
+attempt's held-out grading passed every FAIL_TO_PASS and PASS_TO_PASS test), over all its published tasks, per
+repository instead of per language, with the retry-until-plausible statistics of each run (``attempt_stats``:
+plausible rate, attempts used, chosen attempt not the first, and "resolved by any attempt", an upper bound that is
+never the score); its results are judged stale by ``rules.swerun.stale``.
+
 Pure functions compute the numbers from results (``build_report``) and the charts' geometry (``leaderboard``,
 ``heatmap``); ``load`` reads the files and ``write_report`` writes the three pages plus
 ``report.leaderboard.yml``.
@@ -403,12 +409,15 @@ def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
         "plausible": rate(sum(res.get("plausible") is True for res in done), n),
         "used_mean": round(statistics.fmean(used), 3) if used else None, "used_max": max(used) if used else None,
         "chosen_not_first": rate(sum(isinstance(res.get("chosen"), int) and res["chosen"] > 0 for res in done), n),
-        "any_resolved": rate(sum(res.get("status") == "pass"
-                                 or any(a.get("status") == "pass" for a in res.get("attempts") or [])
-                                 for res in done), len(tasks)),
+        "any_resolved": rate(sum(resolved_by_any(res) for res in done), len(tasks)),
         "ungraded_attempts": sum(a.get("status") not in GRADED for res in done for a in res.get("attempts") or []),
         "by_agent": by_agent,
     }
+
+
+def resolved_by_any(result: dict) -> bool:
+    """True when the swe trial ``result`` was resolved or any of its attempts passed its own held-out grading."""
+    return result.get("status") == "pass" or any(a.get("status") == "pass" for a in result.get("attempts") or [])
 
 
 def attempt_agent(attempt: dict) -> str:
@@ -433,7 +442,7 @@ def attempt_cell(result: dict) -> dict:
     chosen = result.get("chosen")
     return {"chosen": chosen + 1 if isinstance(chosen, int) else None, "used": len(attempts),
             "plausible": result.get("plausible"),
-            "any_resolved": result.get("status") == "pass" or any(a.get("status") == "pass" for a in attempts),
+            "any_resolved": resolved_by_any(result),
             "attempts": [{"attempt": a.get("attempt", i), "agent": attempt_agent(a), "plausible": a.get("plausible"),
                           "problems": a.get("problems"), "status": a.get("status")}
                          for i, a in enumerate(attempts, 1)]}
@@ -989,8 +998,9 @@ def _repo(entry: dict, task_dir: Path) -> str:
 
 
 def write_report(tier: str = "aider", echo: bool = True) -> dict:
-    """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and
-    ``report.leaderboard.yml`` (atomically); print the Markdown when ``echo``. Returns the report data."""
+    """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and, for a
+    tier with aider's leaderboard records, ``report.leaderboard.yml`` (atomically); print the Markdown when
+    ``echo``. Returns the report data."""
     from rules.config import load_suite
     from rules.files import write_atomic, write_json
 
