@@ -497,6 +497,11 @@ def warnings_of(rows: list[dict], profile: Profile | None = None) -> list[str]:
                 out.append(f"{row['label']}: repeat(s) {', '.join(str(p['repeat']) for p in short)} incomplete "
                            f"({', '.join(str(p['trials']) for p in short)} of {row['tasks']} trials): the mean "
                            f"over repeats counts their missing tasks as not {profile.verb}")
+        others = [e for e in row["tampered_evidence"] if e["status"] != "tampered"] if profile.attempts else []
+        if others:
+            out.append(f"{row['label']}: {len(others)} attempt(s) tampered with their test report in trials that "
+                       f"chose another attempt ({', '.join(sorted({e['task'] for e in others}))}); the trial's "
+                       f"outcome is its chosen attempt's, the evidence is in the Tampering table")
         if profile.attempts and row["attempts"]["ungraded_attempts"]:
             out.append(f"{row['label']}: {row['attempts']['ungraded_attempts']} attempt(s) have no held-out outcome"
                        f" of their own: 'resolved by any attempt' counts them as not resolved")

@@ -281,7 +281,8 @@ def test_many_run_report_orders_runs_and_draws_the_p_value_triangle():
 def test_pages_render_without_runs():
     r = build_report("swe", TASKS, [], generated=GENERATED)
     pages = render_pages(r)
-    assert "No results yet" in pages["report.html"] and r["agents"] == [] and r["tasks"]["repos"]["sympy/sympy"] == 3
+    assert "doit run suite=swe agent=noop" in pages["report.html"] and "doit run suite=swe agent=noop" in pages["report.md"]
+    assert r["agents"] == [] and r["tasks"]["repos"]["sympy/sympy"] == 3
 
 
 def test_doit_report_suite_swe_writes_the_three_files(tmp_path):
@@ -338,3 +339,15 @@ def test_a_tampered_attempt_shows_the_evidence_of_its_own_trial_record(tmp_path,
                                                     "evidence": ["canary reported passed"]}]
     assert r["matrix"][0]["evidence"] == {"a": ["canary reported passed"]} and r["agents"][0]["tampered"] == 1
     assert "evidence" not in res["attempts"][1]  # the record read is left as it was
+
+
+def test_a_tampered_attempt_that_was_not_chosen_is_warned_about_not_counted():
+    res = swe_result(FLASK_A, "pass", [("a", False, "tampered"), ("b", True, "pass")])
+    res["attempts"][0]["evidence"] = ["41 tests reported, the reference ran 12"]
+    r = build_report("swe", TASKS, [swe_run("x", {FLASK_A: res})], generated=GENERATED)
+    row = r["agents"][0]
+    assert row["resolved"]["count"] == 1 and row["tampered"] == 0  # the chosen attempt 2 decides the trial
+    assert row["tampered_evidence"] == [{"task": FLASK_A, "repeat": 1, "try": 1, "status": "pass",
+                                         "evidence": ["41 tests reported, the reference ran 12"]}]
+    assert any(w.startswith("x: 1 attempt(s) tampered with their test report in trials that chose another attempt "
+                            f"({FLASK_A})") for w in r["warnings"])
