@@ -285,43 +285,75 @@ def test_pages_render_without_runs():
     assert r["agents"] == [] and r["tasks"]["repos"]["sympy/sympy"] == 3
 
 
-def test_doit_report_suite_swe_writes_the_three_files(tmp_path):
-    home = tmp_path / "home"
+def swe_home(home: Path, results: dict[str, dict]) -> Path:
+    """A lab home whose swe tier has three published tasks (flask-4992, pytest-9359, sympy-15345; the manifest
+    names flask's repository, the others only their task.json), a rejected one, and the run ``a`` with
+    ``results`` ({task: result}); returns its ``evals/swe``."""
     swe = home / "evals" / "swe"
-    (swe).mkdir(parents=True)
-    (swe / "suite.toml").write_text(f'dataset = "{tmp_path / "none.jsonl"}"\ninstances = []\n')
+    swe.mkdir(parents=True)
+    (swe / "suite.toml").write_text(f'dataset = "{home / "none.jsonl"}"\ninstances = []\n')
     (home / "evals" / "aider").mkdir()  # doit's task creators read the aider tier's settings too
     (home / "evals" / "aider" / "suite.toml").write_text('upstream = "x"\nref = "main"\nlanguages = ["python"]\n')
     (home / "evals" / "agents.toml").write_text('[a]\nimage = "noop"\ncommand = ["true"]\n')
-    chosen = [FLASK_A, PYTEST_A, SYMPY_A]
-    for t in chosen:
+    published = [FLASK_A, PYTEST_A, SYMPY_A]
+    for t in published:
         (swe / "tasks" / t).mkdir(parents=True)
-        (swe / "tasks" / t / "task.json").write_text(json.dumps({"task": t, "repo": REPOS[t], "language": "python"}))
-    entries = [{"task": t, "language": "python", "exercise": t, "status": "kept"} for t in chosen]  # no repo
+        env = REPOS[t].split("/")[1]  # a published task names its environment and image (task.json)
+        (swe / "tasks" / t / "task.json").write_text(json.dumps({"task": t, "repo": REPOS[t], "language": "python",
+                                                                 "env": env, "image": f"lab/swe-env:{env}"}))
+    entries = [{"task": t, "language": "python", "exercise": t, "status": "kept"} for t in published]
+    entries[0]["repo"] = REPOS[FLASK_A]
     entries.append({"task": SYMPY_B, "language": "python", "exercise": SYMPY_B, "status": "rejected"})
     (swe / "manifest.json").write_text(json.dumps({"version": 2, "tier": "swe", "tasks": entries}))
     run = swe / "runs" / "a"
-    for t, status in ((FLASK_A, "pass"), (PYTEST_A, "fail")):
+    for t, res in results.items():
         (run / t).mkdir(parents=True)
-        (run / t / "result.json").write_text(json.dumps(swe_result(t, status, [("a", True, status)], agents=("a",))))
+        (run / t / "result.json").write_text(json.dumps(res))
     (run / "run.json").write_text(json.dumps({"version": 1, "run": "a", "agent": "a", "agents": ["a"],
                                               "settings": {}, "label": "a", "attempts": 1}))
-    (run / SYMPY_A).mkdir(parents=True)
-    (run / SYMPY_A / "result.json").write_text(json.dumps(error_result(SYMPY_A)))
-    res = run_doit(home, "report", "suite=swe", timeout=120)
+    return swe
+
+
+def test_doit_report_suite_swe_writes_the_three_files(tmp_path):
+    # unfinished trials only: whether a finished one is current is rules.swerun's call (next test)
+    swe = swe_home(tmp_path / "home", {SYMPY_A: error_result(SYMPY_A),
+                                       FLASK_A: error_result(FLASK_A, "infrastructure", "engine refused")})
+    res = run_doit(tmp_path / "home", "report", "suite=swe", timeout=120)
     assert res.code == 0, res.stderr
     data = json.loads((swe / "report.json").read_text())
     (row,) = data["agents"]
-    # whether the two finished results still count is rules.swerun.stale's call (their keys are made up here):
-    # either way every published task stays in the denominator and the error is an error, never stale
-    words = [m["outcomes"]["a"] for m in data["matrix"]]
-    assert words[0] in ("resolved", "stale") and words[1] in ("unresolved", "stale") and words[2] == "error:agent"
-    assert row["resolved"]["of"] == 3 and row["resolved"]["count"] == (words[0] == "resolved")
-    assert row["errors_agent"] == 1 and row["trials"] == 3
-    assert data["tasks"]["repos"] == {"pallets/flask": 1, "pytest-dev/pytest": 1, "sympy/sympy": 1}  # from task.json
+    assert [m["outcomes"]["a"] for m in data["matrix"]] == ["error:infrastructure", "missing", "error:agent"]
+    assert row["resolved"] == report.rate(0, 3) and (row["trials"], row["errors"], row["missing"]) == (2, 2, 1)
+    assert data["tasks"]["repos"] == {"pallets/flask": 1, "pytest-dev/pytest": 1, "sympy/sympy": 1}
     assert (swe / "report.md").is_file() and (swe / "report.html").is_file()
     assert not (swe / "report.leaderboard.yml").exists()
-    assert "resolved" in res.stdout
+    assert "| a | 0.0% (0/3)" in res.stdout and "engine refused" in res.stdout
+
+
+def test_write_report_swe_judges_finished_trials_with_swerun(tmp_path, monkeypatch):
+    from rules import agents, config
+
+    swe = swe_home(tmp_path / "home", {FLASK_A: swe_result(FLASK_A, "pass", [("a", True, "pass")], agents=("a",)),
+                                       PYTEST_A: swe_result(PYTEST_A, "pass", [("a", True, "pass")], agents=("a",)),
+                                       SYMPY_A: swe_result(SYMPY_A, "fail", [("a", True, "fail")], agents=("a",))})
+    monkeypatch.setattr(config, "EVALS", tmp_path / "home" / "evals")
+    defined = {"a": types.SimpleNamespace(command=["true"])}
+    monkeypatch.setattr(agents, "load_agents", lambda: defined)
+    asked = []
+
+    def stale(result, task_dir, agent_definitions):
+        asked.append((task_dir, agent_definitions))
+        return result["task"] == PYTEST_A
+
+    monkeypatch.setitem(sys.modules, "rules.swerun", types.SimpleNamespace(stale=stale))
+    data = report.write_report("swe", echo=False)
+    assert json.loads((swe / "report.json").read_text()) == data
+    assert [m["outcomes"]["a"] for m in data["matrix"]] == ["resolved", "stale", "unresolved"]
+    assert asked[0] == (swe / "tasks" / FLASK_A, defined) and len(asked) == 3
+    (row,) = data["agents"]
+    assert row["resolved"] == report.rate(1, 3) and row["stale"] == 1 and row["attempts"]["allowed"] == 1
+    assert row["attempts"]["plausible"] == report.rate(2, 2)  # of the two current finished trials
+    assert "a: 1 stale trial(s)" in " ".join(data["warnings"]) and (swe / "report.html").is_file()
 
 
 def test_a_tampered_attempt_shows_the_evidence_of_its_own_trial_record(tmp_path, monkeypatch):
