@@ -783,6 +783,8 @@ def heatmap(report: dict, width: int = 1180) -> dict:
         out["legend"].append({"x": label_w + k * 64, "y": legend_y, "fill": _blend(f), "text": f"{int(f * 100)}%"})
     out["legend"].append({"x": label_w + 5 * 64 + 16, "y": legend_y, "fill": NONE_FILL, "text": "none finished"})
     out["height"] = legend_y + 22
+    # room for the legend too when there are few columns (one repository, two languages)
+    out["width"] = max(out["width"], round(out["legend"][-1]["x"] + 22 + len("none finished") * CHAR_PX + 4, 1))
     return out
 
 

@@ -142,6 +142,8 @@ def test_per_repository_rates_count_every_task_of_the_repository():
     requests_ab = next(c for c in heat["cells"] if c["title"].startswith("a+b · psf/requests"))
     assert requests_ab["none"] and "no trial of this repo finished" in requests_ab["title"]
     assert len(heat["cells"]) == 4 * 2
+    one = report.heatmap(build_report("swe", TASKS[:1], pair_runs(), generated=GENERATED))  # one repository
+    assert all(l["x"] + 22 + len(l["text"]) * report.CHAR_PX <= one["width"] for l in one["legend"])
 
 
 def test_plausible_rate_attempts_and_the_upper_bound_are_over_finished_trials():
