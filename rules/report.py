@@ -437,15 +437,29 @@ def seconds_of(done: list[dict], current: list[dict]) -> dict:
 
 def attempt_cell(result: dict) -> dict:
     """A matrix cell's attempts (swe): ``{"chosen": 1-based attempt number or None, "used", "plausible",
-    "any_resolved", "attempts": [{"attempt", "agent", "plausible", "problems", "status"}]}``."""
+    "any_resolved", "attempts": [{"attempt", "agent", "plausible", "problems", "why" (see ``why_not``),
+    "status"}]}``."""
     attempts = result.get("attempts") or []
     chosen = result.get("chosen")
     return {"chosen": chosen + 1 if isinstance(chosen, int) else None, "used": len(attempts),
             "plausible": result.get("plausible"),
             "any_resolved": resolved_by_any(result),
             "attempts": [{"attempt": a.get("attempt", i), "agent": attempt_agent(a), "plausible": a.get("plausible"),
-                          "problems": a.get("problems"), "status": a.get("status")}
+                          "problems": a.get("problems"), "why": why_not(a), "status": a.get("status")}
                          for i, a in enumerate(attempts, 1)]}
+
+
+def why_not(attempt: dict) -> str:
+    """Why an attempt was not plausible, in one line: its edit's problem, its first lint message (and how many
+    more), how many pre-existing tests it broke; ``""`` when the record names none."""
+    lint, broken = attempt.get("lint") or [], attempt.get("broken") or []
+    parts = [str(attempt["edit"])] if attempt.get("edit") else []
+    if lint:
+        parts.append(f"lint: {lint[0]}" + (f" (and {len(lint) - 1} more)" if len(lint) > 1 else ""))
+    if broken:
+        parts.append(f"broke {len(broken)} pre-existing test(s): {', '.join(map(str, broken[:3]))}"
+                     + (" …" if len(broken) > 3 else ""))
+    return "; ".join(parts)
 
 
 def rank_key(row: dict, profile: Profile | None = None) -> tuple:
@@ -643,7 +657,7 @@ def attempts_title(cell: dict) -> str:
     head += ", plausible" if cell.get("plausible") else ", none plausible: the least bad" if chosen else ""
     lines = [head]
     for a in cell.get("attempts") or []:
-        judged = "plausible" if a.get("plausible") else f"not plausible ({a.get('problems')} problem(s))"
+        judged = "plausible" if a.get("plausible") else f"not plausible ({a.get('why') or str(a.get('problems')) + ' problem(s)'})"
         lines.append(f"{a['attempt']}. {a.get('agent') or '?'}: {judged}; held-out {a.get('status') or 'not graded'}")
     return "".join("\n" + line for line in lines)
 

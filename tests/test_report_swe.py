@@ -241,7 +241,12 @@ def test_one_run_report_pages():
     assert "Retry until plausible" in html and "pass@" not in html
     # pytest-11143: unresolved, least bad attempt 2 of the 6 made; hover lists every attempt
     assert "unresolved · a2/6" in html and "chosen: attempt 2 of 6, none plausible: the least bad" in html
-    assert "4. b: not plausible (1 problem(s)); held-out pass" in html
+    assert "4. b: not plausible (1 problem(s)); held-out pass" in html  # the record names no reason
+    lint = {**attempt(1, "a", False, "fail"), "edit": None, "lint": ["calc.py:1: invalid syntax", "calc.py:9: x"],
+            "broken": ["tests/test_calc.py::test_mul"]}
+    assert report.why_not(lint) == ("lint: calc.py:1: invalid syntax (and 1 more); broke 1 pre-existing test(s): "
+                                    "tests/test_calc.py::test_mul")
+    assert report.why_not({"edit": "the attempt changed nothing"}) == "the attempt changed nothing"
     assert 'class="o o-pass1"' in html and 'class="o o-fail"' in html
     board = report.leaderboard(r)
     (row,) = board["rows"]
