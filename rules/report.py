@@ -938,7 +938,6 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
     from rules.files import read_json
 
     profile = profile or AIDER
-
     published = {r.task for r in tasks}
     runs: list[Run] = []
     notes: list[str] = []
@@ -961,7 +960,7 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
                 notes.append(f"{trial / 'result.json'}: not valid JSON; the trial counts as missing")
                 continue
             if isinstance(res, dict):
-                records.append((trial, task, k, with_attempt_evidence(res, trial) if profile.attempts else res))
+                records.append((trial, task, k, res))
         if not records:
             continue
         settings = meta.get("settings") if "settings" in meta else records[0][3].get("settings")
@@ -975,7 +974,7 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
             stale = (_swe_stale(res, Path(tasks_dir) / task, agents) if profile.attempts
                      else _stale(res, Path(tasks_dir) / task, agent, trial, grading))
             run.outcomes.setdefault(k, {})[task] = cell(res, stale, profile)
-            run.results.setdefault(k, {})[task] = res
+            run.results.setdefault(k, {})[task] = with_attempt_evidence(res, trial) if profile.attempts else res
         runs.append(run)
     return runs, notes
 
