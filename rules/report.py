@@ -19,6 +19,12 @@ missing) and usage are over all repeats. The aider leaderboard's record keys (``
 ``pass_rate_2``, ``test_cases``, ``seconds_per_case``, ``total_cost``, ...) are written per run (repeat 1) so
 results sit beside published numbers.
 
+The swe tier (``Profile`` ``SWE``; the aider tier's is ``AIDER``) reports one rate, ``resolved`` (the chosen
+attempt's held-out grading passed every FAIL_TO_PASS and PASS_TO_PASS test), over all its published tasks, per
+repository instead of per language, with the retry-until-plausible statistics of each run (``attempt_stats``:
+plausible rate, attempts used, chosen attempt not the first, and "resolved by any attempt", an upper bound that is
+never the score); its results are judged stale by ``rules.swerun.stale``.
+
 Pure functions compute the numbers from results (``build_report``) and the charts' geometry (``leaderboard``,
 ``heatmap``); ``load`` reads the files and ``write_report`` writes the three pages plus
 ``report.leaderboard.yml``.
@@ -80,26 +86,88 @@ def spread(rates: list[float]) -> dict:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """A rate the report gives per run: ``key`` (its field in a row and in report.json: ``pass_2``), ``name``
+    (what the pages call it: ``pass@2``) and ``tries`` (a trial counts when its outcome word says it passed on
+    this try or earlier, see ``passed_within``)."""
+
+    key: str
+    name: str
+    tries: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a tier's report measures and how it groups: its ``metrics`` (the last one is the headline: the
+    leaderboard's bars and order, the heat map), the task field it groups by (``group``) and the report.json
+    field of those groups (``groups``), the outcome words of a passed (``passed``; None: ``pass@<try>``) and
+    a failed trial, whether the tier has ``free`` tasks (rates without them) and aider's leaderboard
+    ``records``, and whether its trials make ``attempts`` (the swe tier's retry until plausible: attempt
+    statistics, staleness from ``rules.swerun.stale``); ``verb``, ``rate_noun``, ``rates``, ``passes`` and
+    ``try_word`` are the words the pages use ("not passed", "its pass rate", "pass@k ... use", "only A
+    passes", "try")."""
+
+    tier: str
+    metrics: tuple[Metric, ...]
+    group: str
+    groups: str
+    passed: str | None
+    failed: str
+    free: bool
+    records: bool
+    attempts: bool
+    verb: str
+    rate_noun: str
+    rates: str
+    passes: str
+    try_word: str
+
+    @property
+    def headline(self) -> Metric:
+        return self.metrics[-1]
+
+
+AIDER = Profile("aider", (Metric("pass_1", "pass@1", 1), Metric("pass_2", "pass@2", 2)), group="language",
+                groups="languages", passed=None, failed="fail", free=True, records=True, attempts=False,
+                verb="passed", rate_noun="pass rate", rates="pass@k", passes="passes", try_word="try")
+SWE = Profile("swe", (Metric("resolved", "resolved", 1),), group="repo", groups="repos", passed="resolved",
+              failed="unresolved", free=False, records=False, attempts=True, verb="resolved",
+              rate_noun="resolved rate", rates="the resolved rate", passes="resolves", try_word="attempt")
+PROFILES = {p.tier: p for p in (AIDER, SWE)}
+
+
+def profile_of(tier: str) -> Profile:
+    """The report profile of ``tier`` (a tier lab does not know gets the aider tier's: pass@1 and pass@2 per
+    language)."""
+    return PROFILES.get(tier, AIDER)
+
+
+@dataclass(frozen=True)
 class TaskRow:
-    """A published task of the tier: name, language, exercise and whether it is free."""
+    """A published task of the tier: name, language, exercise, whether it is free, and its repository (the
+    swe tier's ``owner/name``; ``""`` elsewhere)."""
 
     task: str
     language: str
     exercise: str
     free: bool
+    repo: str = ""
 
 
 @dataclass
 class Run:
     """One run's trials: ``run`` (its folder name), ``label`` (what the report shows), ``agent``,
     ``settings`` (setting name -> value), the agent's ``command`` (or None), and per repeat (1-based) the
-    outcome word (``cell``) and the result data of each task that has a record."""
+    outcome word (``cell``) and the result data of each task that has a record. A swe run also has its
+    ``agents`` (the list its attempts cycle through) and ``attempts`` (how many a trial may make), from run.json."""
 
     run: str
     label: str
     agent: str
     settings: dict = field(default_factory=dict)
     command: str | None = None
+    agents: list[str] = field(default_factory=list)
+    attempts: int | None = None
     outcomes: dict[int, dict[str, str]] = field(default_factory=dict)
     results: dict[int, dict[str, dict]] = field(default_factory=dict)
 
@@ -123,39 +191,56 @@ def error_message(result: dict) -> str:
 
 
 def tampered_tries(result: dict) -> list[dict]:
-    """The tries of ``result`` whose grading said ``tampered``: ``[{"try", "evidence": [lines]}]``."""
+    """The tries of ``result`` whose grading said ``tampered``, and the attempts (swe) whose own held-out
+    grading did: ``[{"try", "evidence": [lines]}]`` (``try`` is the attempt's number for an attempt; its
+    evidence is its ``evidence`` or ``grade.evidence``, when the record keeps any)."""
     out = []
     for i, t in enumerate(result.get("tries") or [], 1):
         grade = t.get("grade") or {}
         if grade.get("verdict") == "tampered" or t.get("outcome") == "tampered":
             out.append({"try": t.get("try", i), "evidence": [str(e) for e in grade.get("evidence") or []]})
+    for i, a in enumerate(result.get("attempts") or [], 1):
+        if a.get("status") == "tampered":
+            lines = a.get("evidence") or (a.get("grade") or {}).get("evidence") or []
+            out.append({"try": a.get("attempt", i), "evidence": [str(e) for e in lines]})
     return out
 
 
-def cell(result: dict | None, stale: bool = False) -> str:
-    """A trial's outcome in one word: ``pass@N`` (passed on try N), ``fail``, ``timeout``, ``tampered``,
-    ``error:agent``, ``error:infrastructure``, ``stale`` or ``missing``."""
+def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = None) -> str:
+    """A trial's outcome in one word: ``pass@N`` (passed on try N; the swe tier: ``resolved``), ``fail``
+    (swe: ``unresolved``), ``timeout``, ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or
+    ``missing``. ``profile`` is the tier's (default: the aider tier's words)."""
     if result is None:
         return "missing"
     if stale:
         return "stale"
+    profile = profile or AIDER
     status = result.get("status")
     if status == "pass":
-        return f"pass@{result.get('passed_try') or 1}"
-    if status in ("fail", "timeout", "tampered"):
+        return profile.passed or f"pass@{result.get('passed_try') or 1}"
+    if status == "fail":
+        return profile.failed
+    if status in ("timeout", "tampered"):
         return status
     return f"error:{error_kind(result)}"
 
 
+PASSED = ("resolved",)  # outcome words of a passed trial besides pass@N (one grading: of the chosen attempt)
+UNPASSED = ("fail", "unresolved", "timeout", "tampered")  # finished, not passed
+
+
 def passed_within(outcome: str, tries: int) -> bool:
-    """True when the outcome word says the task passed on try ``tries`` or earlier."""
-    return outcome.startswith("pass@") and int(outcome[5:]) <= tries
+    """True when the outcome word says the task passed on try ``tries`` or earlier (``resolved``: on the one
+    grading the swe tier makes, of the chosen attempt)."""
+    if outcome.startswith("pass@"):
+        return int(outcome[5:]) <= tries
+    return outcome in PASSED
 
 
 def finished(outcome: str) -> bool:
-    """True for pass/fail/timeout/tampered outcomes: the trial ran to its end on the current task and
-    definition."""
-    return outcome.startswith("pass@") or outcome in ("fail", "timeout", "tampered")
+    """True for pass/fail/timeout/tampered outcomes (swe: resolved/unresolved too): the trial ran to its end
+    on the current task and definition."""
+    return outcome.startswith("pass@") or outcome in PASSED or outcome in UNPASSED
 
 
 def _usage(results: list[dict]) -> dict:
@@ -190,20 +275,24 @@ def graded_by(results: list[dict]) -> list[dict]:
             for image, (n, m) in sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))]
 
 
-def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
-    """One run's row of the report.
+def summarize(run: Run, tasks: list[TaskRow], today: str | None = None, profile: Profile | None = None) -> dict:
+    """One run's row of the report; ``profile`` is the tier's (default: the aider tier's).
 
     Returns ``{"run", "label", "agent", "settings", "command", "tasks", "free", "repeats": [k, ...],
-    "pass_1", "pass_2", "without_free": {"tasks", "pass_1", "pass_2"}, "languages": {lang: {"tasks",
-    "finished", "pass_1", "pass_2"}}`` (all of repeat 1; rates as ``rate`` dicts) ``, "repeat_rates":
-    {"pass_1": spread, "pass_2": spread}, "per_repeat": [{"repeat", "pass_1", "pass_2", <counts>}], <counts>,
-    "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task", "repeat",
-    "try", "status", "evidence"}], "graded_by": [see graded_by], "median_agent_seconds", "tokens_sent",
-    "tokens_received", "cost", "usage_known", "leaderboard"}`` (aider's record keys, repeat 1) where
-    <counts> is ``trials, finished, errors, errors_agent, errors_infrastructure, timeouts, tampered, stale,
-    missing``: numbers of trials over all repeats (``missing``: tasks without a record in a repeat that has
-    records). Seconds are over finished trials, usage over every trial that is not stale (all repeats).
+    <metrics>, "without_free": {"tasks", <metrics>}, <groups>: {group: {"tasks", "finished", <metrics>}}``
+    (all of repeat 1; rates as ``rate`` dicts; <metrics> are the profile's: ``pass_1, pass_2`` for the aider
+    tier, ``resolved`` for the swe tier, which has no ``without_free``; <groups> is ``languages`` or
+    ``repos``) ``, "repeat_rates": {<metric>: spread}, "per_repeat": [{"repeat", <metrics>, <counts>}],
+    <counts>, "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task",
+    "repeat", "try", "status", "evidence"}], "graded_by": [see graded_by], "median_agent_seconds",
+    "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (aider's record keys, repeat 1;
+    the aider tier only; the swe tier adds ``agents``, ``attempts`` (see ``attempt_stats``) and
+    ``seconds`` (see ``seconds_of``)) where <counts> is ``trials, finished, errors, errors_agent,
+    errors_infrastructure, timeouts, tampered, stale, missing``: numbers of trials over all repeats
+    (``missing``: tasks without a record in a repeat that has records). Seconds are over finished trials,
+    usage over every trial that is not stale (all repeats).
     """
+    profile = profile or AIDER
     repeats = sorted(k for k in run.outcomes if run.outcomes[k]) or [1]
     first = run.outcomes.get(1, {})
     kept = [r for r in tasks if not r.free]
@@ -211,10 +300,11 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
     def count(rows: list[TaskRow], tries: int, outcomes: dict[str, str] = first) -> int:
         return sum(passed_within(outcomes.get(r.task, "missing"), tries) for r in rows)
 
+    def rates(rows: list[TaskRow], outcomes: dict[str, str] = first) -> dict:
+        return {m.key: rate(count(rows, m.tries, outcomes), len(rows)) for m in profile.metrics}
+
     words = {k: [run.outcomes.get(k, {}).get(r.task, "missing") for r in tasks] for k in repeats}
-    per_repeat = [{"repeat": k, "pass_1": rate(count(tasks, 1, run.outcomes.get(k, {})), len(tasks)),
-                   "pass_2": rate(count(tasks, 2, run.outcomes.get(k, {})), len(tasks)), **_counts(words[k])}
-                  for k in repeats]
+    per_repeat = [{"repeat": k, **rates(tasks, run.outcomes.get(k, {})), **_counts(words[k])} for k in repeats]
     everything = [w for k in repeats for w in words[k]]
     current = [(k, r.task, run.results[k][r.task]) for k in repeats for r in tasks
                if r.task in run.results.get(k, {}) and run.outcomes[k].get(r.task) != "stale"]
@@ -232,12 +322,10 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
     row = {
         "run": run.run, "label": run.label, "agent": run.agent, "settings": dict(run.settings),
         "command": run.command, "tasks": len(tasks), "free": len(tasks) - len(kept), "repeats": repeats,
-        "pass_1": rate(count(tasks, 1), len(tasks)), "pass_2": rate(count(tasks, 2), len(tasks)),
-        "without_free": {"tasks": len(kept), "pass_1": rate(count(kept, 1), len(kept)),
-                         "pass_2": rate(count(kept, 2), len(kept))},
-        "languages": {},
-        "repeat_rates": {m: spread([p[m]["rate"] for p in per_repeat if p[m]["rate"] is not None])
-                         for m in ("pass_1", "pass_2")},
+        **rates(tasks), **({"without_free": {"tasks": len(kept), **rates(kept)}} if profile.free else {}),
+        profile.groups: {},
+        "repeat_rates": {m.key: spread([p[m.key]["rate"] for p in per_repeat if p[m.key]["rate"] is not None])
+                         for m in profile.metrics},
         "per_repeat": per_repeat, **_counts(everything),
         "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
                            for (kind, msg), names in sorted(messages.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
@@ -245,102 +333,224 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None) -> dict:
         "median_agent_seconds": round(statistics.median(agent_seconds), 3) if agent_seconds else None,
         **_usage([res for _k, _t, res in current]),
     }
-    for lang in sorted({r.language for r in tasks}):
-        rows = [r for r in tasks if r.language == lang]
-        row["languages"][lang] = {"tasks": len(rows),
-                                  "finished": sum(finished(first.get(r.task, "missing")) for r in rows),
-                                  "pass_1": rate(count(rows, 1), len(rows)), "pass_2": rate(count(rows, 2), len(rows))}
+    for group in sorted({getattr(r, profile.group) for r in tasks}):
+        rows = [r for r in tasks if getattr(r, profile.group) == group]
+        row[profile.groups][group] = {"tasks": len(rows),
+                                      "finished": sum(finished(first.get(r.task, "missing")) for r in rows),
+                                      **rates(rows)}
+    if profile.attempts:
+        row["agents"] = list(run.agents) or [run.agent]
+        row["attempts"] = attempt_stats(run, tasks)
+        row["seconds"] = seconds_of(done, [res for _k, _t, res in current])
+    if profile.records:
+        row["leaderboard"] = leaderboard_record(run, tasks, first, current, today)
+    return row
+
+
+def leaderboard_record(run: Run, tasks: list[TaskRow], first: dict[str, str], current: list[tuple],
+                       today: str | None) -> dict:
+    """aider's leaderboard record keys for ``run`` from repeat 1 (``first``: task -> outcome word; ``current``:
+    ``(repeat, task, result)`` of the trials that are not stale)."""
     n = len(tasks)
+    passes = {k: sum(passed_within(first.get(r.task, "missing"), k) for r in tasks) for k in (1, 2)}
     first_current = [(t, res) for kk, t, res in current if kk == 1]
     first_done = [res for t, res in first_current if finished(first[t])]
     seconds = [res.get("seconds", 0.0) for res in first_done]
     usage1 = _usage([res for _t, res in first_current])
     grading_timeouts = sum(1 for res in first_done for t in res.get("tries", [])
                            if (t.get("grade") or {}).get("timed_out"))
-    row["leaderboard"] = {
+    return {
         "dirname": f"lab-{run.run}", "model": run.label, "test_cases": n, "completed_cases": len(first_done),
-        "total_tests": n, "pass_rate_1": round(100 * count(tasks, 1) / n, 1) if n else 0.0,
-        "pass_rate_2": round(100 * count(tasks, 2) / n, 1) if n else 0.0,
-        "pass_num_1": count(tasks, 1), "pass_num_2": count(tasks, 2),
+        "total_tests": n, "pass_rate_1": round(100 * passes[1] / n, 1) if n else 0.0,
+        "pass_rate_2": round(100 * passes[2] / n, 1) if n else 0.0,
+        "pass_num_1": passes[1], "pass_num_2": passes[2],
         "error_outputs": sum(w.startswith("error:") for w in first.values()), "test_timeouts": grading_timeouts,
         "seconds_per_case": round(sum(seconds) / len(seconds), 1) if seconds else 0.0,
         "total_cost": round(usage1["cost"], 4) if usage1["cost"] is not None else 0.0,
         "prompt_tokens": usage1["tokens_sent"], "completion_tokens": usage1["tokens_received"],
         "command": run.command, "date": today or dt.date.today().isoformat(), "versions": "lab",
     }
-    return row
 
 
-def rank_key(row: dict) -> tuple:
-    """Leaderboard order: pass@2 (repeat 1) high to low, then pass@1, then label."""
-    return (-(row["pass_2"]["rate"] or 0.0), -(row["pass_1"]["rate"] or 0.0), row["label"], row["run"])
+GRADED = ("pass", "fail", "timeout", "tampered")  # an attempt's held-out outcome when it was graded
 
 
-def compare(a: Run, b: Run, tasks: list[TaskRow], tries: int) -> dict:
-    """Runs ``a`` and ``b`` on the tasks both finished in repeat 1, at pass@``tries``: ``{"a", "b",
-    "a_label", "b_label", "metric", "paired", "a_only", "b_only", "both", "neither", "p_value",
-    "significant"}`` (exact McNemar, 5% level; ``a``/``b`` are run names)."""
+def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
+    """The swe tier's retry-until-plausible statistics of ``run``, over its finished trials of repeat 1 (not
+    stale; ``n`` below): ``{"finished": n, "allowed": most attempts a trial might make (run.json
+    ``attempts``, else the results' ``attempts_allowed``; None when unknown), "plausible": rate of trials
+    whose chosen attempt was plausible (of n), "used_mean", "used_max" (attempts made per trial; None when
+    n is 0), "chosen_not_first": rate of trials whose chosen attempt was not attempt 1 (of n), "any_resolved":
+    rate (of all tasks) of tasks where the trial was resolved or any attempt's own held-out grading passed,
+    "ungraded_attempts": attempts without a held-out outcome (then ``any_resolved`` may be low), "by_agent":
+    {agent (``attempt_agent``, in order of appearance): {"attempts", "plausible", "resolved" (its attempts
+    whose own grading passed), "chosen", "chosen_resolved"}}}``. ``any_resolved`` is an upper bound of what
+    choosing among the attempts could score, never the score: the score (``resolved``) grades the chosen
+    attempt only."""
+    first = run.outcomes.get(1, {})
+    done = [run.results[1][t.task] for t in tasks if finished(first.get(t.task, "missing"))]
+    n = len(done)
+    used = [len(res.get("attempts") or []) for res in done]
+    allowed = [res["attempts_allowed"] for res in run.results.get(1, {}).values()
+               if isinstance(res.get("attempts_allowed"), int)]
+    by_agent: dict[str, dict] = {}
+    for res in done:
+        for i, a in enumerate(res.get("attempts") or []):
+            s = by_agent.setdefault(attempt_agent(a), dict.fromkeys(
+                ("attempts", "plausible", "resolved", "chosen", "chosen_resolved"), 0))
+            s["attempts"] += 1
+            s["plausible"] += a.get("plausible") is True
+            s["resolved"] += a.get("status") == "pass"
+            if i == res.get("chosen"):
+                s["chosen"] += 1
+                s["chosen_resolved"] += res.get("status") == "pass"
+    return {
+        "finished": n, "allowed": run.attempts or (max(allowed) if allowed else None),
+        "plausible": rate(sum(res.get("plausible") is True for res in done), n),
+        "used_mean": round(statistics.fmean(used), 3) if used else None, "used_max": max(used) if used else None,
+        "chosen_not_first": rate(sum(isinstance(res.get("chosen"), int) and res["chosen"] > 0 for res in done), n),
+        "any_resolved": rate(sum(resolved_by_any(res) for res in done), len(tasks)),
+        "ungraded_attempts": sum(a.get("status") not in GRADED for res in done for a in res.get("attempts") or []),
+        "by_agent": by_agent,
+    }
+
+
+def resolved_by_any(result: dict) -> bool:
+    """True when the swe trial ``result`` was resolved or any of its attempts passed its own held-out grading."""
+    return result.get("status") == "pass" or any(a.get("status") == "pass" for a in result.get("attempts") or [])
+
+
+def attempt_agent(attempt: dict) -> str:
+    """Who made an attempt, as the report names it: its ``label`` (the agent with its setting values, so two
+    models of one agent stay apart), else its ``run``, else its agent's name, else ``"?"``."""
+    return str(attempt.get("label") or attempt.get("run") or attempt.get("agent") or "?")
+
+
+def seconds_of(done: list[dict], current: list[dict]) -> dict:
+    """Time of a swe run: ``{"median": wall seconds per finished trial, "agent", "grading", "wall": sums over
+    every trial that is not stale}`` (None where there is nothing to count)."""
+    walls = [res.get("seconds") or 0.0 for res in done]
+    total = {k: round(sum(res.get(f) or 0.0 for res in current), 3) if current else None
+             for k, f in (("agent", "agent_seconds"), ("grading", "grading_seconds"), ("wall", "seconds"))}
+    return {"median": round(statistics.median(walls), 3) if walls else None, **total}
+
+
+def attempt_cell(result: dict) -> dict:
+    """A matrix cell's attempts (swe): ``{"chosen": 1-based attempt number or None, "used", "plausible",
+    "any_resolved", "attempts": [{"attempt", "agent", "plausible", "problems", "why" (see ``why_not``),
+    "status"}]}``."""
+    attempts = result.get("attempts") or []
+    chosen = result.get("chosen")
+    return {"chosen": chosen + 1 if isinstance(chosen, int) else None, "used": len(attempts),
+            "plausible": result.get("plausible"),
+            "any_resolved": resolved_by_any(result),
+            "attempts": [{"attempt": a.get("attempt", i), "agent": attempt_agent(a), "plausible": a.get("plausible"),
+                          "problems": a.get("problems"), "why": why_not(a), "status": a.get("status")}
+                         for i, a in enumerate(attempts, 1)]}
+
+
+def why_not(attempt: dict) -> str:
+    """Why an attempt was not plausible, in one line: its edit's problem, its first lint message (and how many
+    more), how many pre-existing tests it broke; ``""`` when the record names none."""
+    lint, broken = attempt.get("lint") or [], attempt.get("broken") or []
+    parts = [str(attempt["edit"])] if attempt.get("edit") else []
+    if lint:
+        parts.append(f"lint: {lint[0]}" + (f" (and {len(lint) - 1} more)" if len(lint) > 1 else ""))
+    if broken:
+        parts.append(f"broke {len(broken)} pre-existing test(s): {', '.join(map(str, broken[:3]))}"
+                     + (" …" if len(broken) > 3 else ""))
+    return "; ".join(parts)
+
+
+def rank_key(row: dict, profile: Profile | None = None) -> tuple:
+    """Leaderboard order: the headline rate (repeat 1) high to low, then the other metrics' (pass@2, then
+    pass@1 for the aider tier; resolved for the swe tier), then label."""
+    metrics = (profile or AIDER).metrics
+    return tuple(-(row[m.key]["rate"] or 0.0) for m in reversed(metrics)) + (row["label"], row["run"])
+
+
+def compare(a: Run, b: Run, tasks: list[TaskRow], metric: Metric) -> dict:
+    """Runs ``a`` and ``b`` on the tasks both finished in repeat 1, at ``metric``: ``{"a", "b", "a_label",
+    "b_label", "metric" (its name: ``pass@2``, ``resolved``), "paired", "a_only", "b_only", "both",
+    "neither", "p_value", "significant"}`` (exact McNemar, 5% level; ``a``/``b`` are run names)."""
     oa, ob = a.outcomes.get(1, {}), b.outcomes.get(1, {})
     paired = [r.task for r in tasks if finished(oa.get(r.task, "missing")) and finished(ob.get(r.task, "missing"))]
-    pa = {t: passed_within(oa[t], tries) for t in paired}
-    pb = {t: passed_within(ob[t], tries) for t in paired}
+    pa = {t: passed_within(oa[t], metric.tries) for t in paired}
+    pb = {t: passed_within(ob[t], metric.tries) for t in paired}
     a_only = sum(pa[t] and not pb[t] for t in paired)
     b_only = sum(pb[t] and not pa[t] for t in paired)
     p = mcnemar_exact(a_only, b_only)
-    return {"a": a.run, "b": b.run, "a_label": a.label, "b_label": b.label, "metric": f"pass@{tries}",
+    return {"a": a.run, "b": b.run, "a_label": a.label, "b_label": b.label, "metric": metric.name,
             "paired": len(paired), "a_only": a_only, "b_only": b_only,
             "both": sum(pa[t] and pb[t] for t in paired), "neither": sum(not pa[t] and not pb[t] for t in paired),
             "p_value": p, "significant": p < ALPHA}
 
 
-def warnings_of(rows: list[dict]) -> list[str]:
+def warnings_of(rows: list[dict], profile: Profile | None = None) -> list[str]:
     """Loud one-line warnings about rows whose numbers say little: most trials ended in ``error``, a repeat
     is incomplete or repeat 1 is absent, trials are stale or tampered."""
+    profile = profile or AIDER
     out = []
     for row in rows:
         if row["trials"] and row["errors"] * 2 > row["trials"]:
             out.append(f"{row['label']}: {row['errors']} of {row['trials']} trials ended in error "
                        f"({row['errors_agent']} agent, {row['errors_infrastructure']} infrastructure); "
-                       f"its pass rate says little about the agent or model")
+                       f"its {profile.rate_noun} says little about the agent or model")
         if row["tampered"]:
             out.append(f"{row['label']}: {row['tampered']} trial(s) tampered with their test report "
-                       f"(counted as not passed; evidence in report.json)")
+                       f"(counted as not {profile.verb}; evidence in report.json)")
         if row["stale"]:
             out.append(f"{row['label']}: {row['stale']} stale trial(s) (another task version or agent definition),"
-                       f" counted as not passed until run again")
+                       f" counted as not {profile.verb} until run again")
         if 1 not in row["repeats"] or not row["per_repeat"][0]["trials"]:
-            out.append(f"{row['label']}: no trial of repeat 1, which pass@k and the paired tests use; "
+            out.append(f"{row['label']}: no trial of repeat 1, which {profile.rates} and the paired tests use; "
                        f"see its other repeats")
         if len(row["repeats"]) > 1:
             short = [p for p in row["per_repeat"] if p["missing"]]
             if short:
                 out.append(f"{row['label']}: repeat(s) {', '.join(str(p['repeat']) for p in short)} incomplete "
                            f"({', '.join(str(p['trials']) for p in short)} of {row['tasks']} trials): the mean "
-                           f"over repeats counts their missing tasks as not passed")
+                           f"over repeats counts their missing tasks as not {profile.verb}")
+        others = [e for e in row["tampered_evidence"] if e["status"] != "tampered"] if profile.attempts else []
+        if others:
+            out.append(f"{row['label']}: {len(others)} attempt(s) tampered with their test report in trials that "
+                       f"chose another attempt ({', '.join(sorted({e['task'] for e in others}))}); the trial's "
+                       f"outcome is its chosen attempt's, the evidence is in the Tampering table")
+        if profile.attempts and row["attempts"]["ungraded_attempts"]:
+            out.append(f"{row['label']}: {row['attempts']['ungraded_attempts']} attempt(s) have no held-out outcome"
+                       f" of their own: 'resolved by any attempt' counts them as not resolved")
     return out
 
 
 def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: str | None = None,
                  notes: list[str] | None = None) -> dict:
     """The whole report as data (``report.json``): ``{"version", "tier", "generated", "tasks": {"total",
-    "kept", "free", "free_tasks", "languages"}, "agents": [summarize rows, one per run, in leaderboard order],
-    "comparisons": [compare, for pass@1 and pass@2 of each pair], "matrix": [{"task", "language",
-    "exercise", "free", "outcomes": {run: word of repeat 1}, "repeats": {run: [word per repeat]} (runs with
-    more than one repeat), "evidence": {run: [lines]} (tampered cells of repeat 1)}], "warnings": [lines]}``.
-    ``notes`` are extra warnings (e.g. unreadable records) put first."""
+    "kept", "free", "free_tasks", <groups>}, "agents": [summarize rows, one per run, in leaderboard order],
+    "comparisons": [compare, for each metric (pass@1 and pass@2; resolved) of each pair], "matrix": [{"task",
+    "language", "exercise", "free", (swe: "repo"), "outcomes": {run: word of repeat 1}, "repeats": {run:
+    [word per repeat]} (runs with more than one repeat), "evidence": {run: [lines]} (tampered cells of repeat
+    1), (swe: "attempts": {run: attempt_cell}, cells of repeat 1 with a record)}], "warnings": [lines]}``;
+    <groups> is the tier's (``languages``, ``repos``: name -> tasks; see ``Profile``), and the swe tier adds
+    ``"metric": "resolved", "group": "repo"``. ``notes`` are extra warnings (e.g. unreadable records) put
+    first."""
+    profile = profile_of(tier)
     generated = generated or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    rows = sorted((summarize(r, tasks, generated[:10]) for r in runs), key=rank_key)
+    rows = sorted((summarize(r, tasks, generated[:10], profile) for r in runs), key=lambda row: rank_key(row, profile))
     by_name = {r.run: r for r in runs}
     ordered = [by_name[row["run"]] for row in rows]
-    pairs = [compare(a, b, tasks, k) for a, b in itertools.combinations(ordered, 2) for k in (1, 2)]
-    languages: dict[str, int] = {}
+    pairs = [compare(a, b, tasks, m) for a, b in itertools.combinations(ordered, 2) for m in profile.metrics]
+    groups: dict[str, int] = {}
     for r in tasks:
-        languages[r.language] = languages.get(r.language, 0) + 1
+        groups[getattr(r, profile.group)] = groups.get(getattr(r, profile.group), 0) + 1
     matrix = []
     for t in tasks:
         entry = {"task": t.task, "language": t.language, "exercise": t.exercise, "free": t.free,
+                 profile.group: getattr(t, profile.group),
                  "outcomes": {r.run: r.outcomes.get(1, {}).get(t.task, "missing") for r in ordered},
                  "repeats": {}, "evidence": {}}
+        if profile.attempts:
+            entry["attempts"] = {r.run: attempt_cell(r.results[1][t.task]) for r in ordered
+                                 if t.task in r.results.get(1, {})}
         for r, row in zip(ordered, rows):
             if len(row["repeats"]) > 1:
                 entry["repeats"][r.run] = [r.outcomes.get(k, {}).get(t.task, "missing") for k in row["repeats"]]
@@ -348,13 +558,16 @@ def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: st
                 tries = tampered_tries(r.results[1][t.task])
                 entry["evidence"][r.run] = [line for tt in tries for line in tt["evidence"]]
         matrix.append(entry)
-    return {
+    out = {
         "version": REPORT_FORMAT, "tier": tier, "generated": generated,
         "tasks": {"total": len(tasks), "kept": sum(not r.free for r in tasks), "free": sum(r.free for r in tasks),
-                  "free_tasks": [r.task for r in tasks if r.free], "languages": dict(sorted(languages.items()))},
+                  "free_tasks": [r.task for r in tasks if r.free], profile.groups: dict(sorted(groups.items()))},
         "agents": rows, "comparisons": pairs, "matrix": matrix,
-        "warnings": list(notes or []) + warnings_of(rows),
+        "warnings": list(notes or []) + warnings_of(rows, profile),
     }
+    if profile is not AIDER:  # the aider tier's report.json keeps its fields as they were
+        out.update(metric=profile.headline.name, group=profile.group)
+    return out
 
 
 # ---- presentation helpers (used by the templates) ----
@@ -415,19 +628,38 @@ def word_text(word: str) -> str:
 
 
 SHORT = {"fail": "✗", "timeout": "TO", "tampered": "TAMP", "error:agent": "E·ag", "error:infrastructure": "E·inf",
-         "stale": "old", "missing": "–"}
+         "stale": "old", "missing": "–", "resolved": "✓", "unresolved": "✗"}
 
 
 def word_short(word: str) -> str:
     """A matrix cell's text when many runs share the page: ``✓1``/``✓2`` (passed on try 1/2), ``✗`` (fail),
     ``TO`` (timeout), ``TAMP`` (tampered), ``E·ag``/``E·inf`` (error, agent/infrastructure), ``old``
-    (stale), ``–`` (missing)."""
+    (stale), ``–`` (missing); the swe tier's ``✓`` (resolved) and ``✗`` (unresolved)."""
     return f"✓{word[5:]}" if word.startswith("pass@") else SHORT.get(word, word)
 
 
+LOOKS = {"resolved": "pass1", "unresolved": "fail"}  # the swe tier's words look like a pass on try 1 and a fail
+
+
 def word_class(word: str) -> str:
-    """A CSS class for an outcome word (``o-pass1``, ``o-fail``, ``o-error``, ...)."""
+    """A CSS class for an outcome word (``o-pass1``, ``o-fail``, ``o-error``, ...; ``resolved`` looks like
+    ``pass@1``, ``unresolved`` like ``fail``)."""
+    word = LOOKS.get(word, word)
     return "o-" + word.split(":", 1)[0].replace("@", "")
+
+
+def attempts_title(cell: dict) -> str:
+    """The hover text of a swe matrix cell's attempts (see ``attempt_cell``): a line for the chosen attempt,
+    then one per attempt (agent, plausible or its problems, its own held-out outcome); each line starts with
+    a newline."""
+    chosen = cell.get("chosen")
+    head = (f"chosen: attempt {chosen} of {cell['used']}" if chosen else f"no attempt chosen ({cell['used']} made)")
+    head += ", plausible" if cell.get("plausible") else ", none plausible: the least bad" if chosen else ""
+    lines = [head]
+    for a in cell.get("attempts") or []:
+        judged = "plausible" if a.get("plausible") else f"not plausible ({a.get('why') or str(a.get('problems')) + ' problem(s)'})"
+        lines.append(f"{a['attempt']}. {a.get('agent') or '?'}: {judged}; held-out {a.get('status') or 'not graded'}")
+    return "".join("\n" + line for line in lines)
 
 
 CHAR_PX = 7.0  # a generous average advance of a 12 px system-ui character, to fit labels in SVG
@@ -462,11 +694,16 @@ def _blend(f: float) -> str:
 
 
 def leaderboard(report: dict, width: int = 1180) -> dict:
-    """Geometry of the leaderboard chart: one horizontal bar per run in leaderboard order, pass@2 (repeat 1)
-    with its 95% Wilson interval as a whisker, pass@1 as the darker inner bar, the mean over repeats as a
-    diamond (runs with repeats). ``{"width", "height", "plot": {"x0", "x1", "y0", "y1"}, "grid": [{"x",
-    "text"}], "legend": [{"x", "kind", "text"}], "rows": [{"y", "mid", "h", "label", "title", "w1", "w2",
-    "lo", "hi", "mean", "value", "note", "note_x"}]}`` in SVG user units (x values absolute, ``w1``/``w2`` widths)."""
+    """Geometry of the leaderboard chart: one horizontal bar per run in leaderboard order, the headline rate
+    (pass@2; swe: resolved; repeat 1) with its 95% Wilson interval as a whisker, the first metric as the
+    darker inner bar when the tier has two (pass@1), the mean over repeats as a diamond (runs with repeats),
+    and for the swe tier the share resolved by any attempt (an upper bound, not the score) as a dashed
+    outline. ``{"width", "height", "plot": {"x0", "x1", "y0", "y1"}, "grid": [{"x", "text"}], "legend": [{"x",
+    "kind", "text"}], "rows": [{"y", "mid", "h", "label", "title", "w1" (None without an inner bar), "w2",
+    "lo", "hi", "mean", "bound" (width of the upper bound's outline, or None), "value", "note", "note_x"}]}``
+    in SVG user units (x values absolute, ``w1``/``w2``/``bound`` widths)."""
+    prof = profile_of(report["tier"])
+    head, inner = prof.headline, (prof.metrics[0] if len(prof.metrics) > 1 else None)
     rows = report["agents"]
     label_w, right_w, top, row_h, bar_h, bottom = label_width(rows), 350, 46, 24, 14, 10
     x0, x1 = label_w, width - right_w
@@ -475,18 +712,22 @@ def leaderboard(report: dict, width: int = 1180) -> dict:
     out = {"width": width, "height": y1 + bottom + 16, "plot": {"x0": x0, "x1": x1, "y0": top, "y1": y1},
            "grid": [{"x": round(x0 + pw * f, 1), "text": f"{int(f * 100)}%"} for f in (0, 0.25, 0.5, 0.75, 1)],
            "legend": [], "rows": []}
-    legend = [("bar2", "pass@2"), ("bar1", "pass@1"), ("whisker", "95% interval of pass@2")]
+    legend = [("bar2", head.name), ("bar1", inner.name)] if inner else [("bar", head.name)]
+    legend.append(("whisker", f"95% interval of {head.name}"))
     if any(len(r["repeats"]) > 1 for r in rows):
-        legend.append(("mean", "mean pass@2 over repeats"))
+        legend.append(("mean", f"mean {head.name} over repeats"))
+    if prof.attempts:
+        legend.append(("bound", "resolved by any attempt (upper bound, not the score)"))
     x = x0
     for kind, text in legend:
         out["legend"].append({"x": round(x, 1), "kind": kind, "text": text})
         x += 24 + len(text) * CHAR_PX + 18
     for i, row in enumerate(rows):
-        p1, p2 = row["pass_1"], row["pass_2"]
+        p2 = row[head.key]
         lo, hi = p2["ci"] or [0.0, 0.0]
         y = top + i * row_h + (row_h - bar_h) / 2
-        mean = row["repeat_rates"]["pass_2"]["mean"] if len(row["repeats"]) > 1 else None
+        mean = row["repeat_rates"][head.key]["mean"] if len(row["repeats"]) > 1 else None
+        bound = row["attempts"]["any_resolved"]["rate"] if prof.attempts else None
         notes = []
         if row["errors"]:
             notes.append(f"{row['errors']} error{'s' if row['errors'] != 1 else ''}")
@@ -496,14 +737,19 @@ def leaderboard(report: dict, width: int = 1180) -> dict:
             notes.append(f"{row['stale']} stale")
         value = f"{100 * (p2['rate'] or 0):.1f}% [{100 * lo:.0f}–{100 * hi:.0f}]"
         full = f"{i + 1}. {row['label']}"
-        title = f"{full}: pass@2 {pct(p2)} {ci(p2)}, pass@1 {pct(p1)}"
+        title = f"{full}: {head.name} {pct(p2)} {ci(p2)}"
+        if inner:
+            title += f", {inner.name} {pct(row[inner.key])}"
+        if bound is not None:
+            title += f"; resolved by any attempt (upper bound) {pct(row['attempts']['any_resolved'])}"
         if mean is not None:
-            title += f"; over repeats {mean_sd(row['repeat_rates']['pass_2'])}"
+            title += f"; over repeats {mean_sd(row['repeat_rates'][head.key])}"
         out["rows"].append({
             "y": round(y, 1), "mid": round(y + bar_h / 2, 1), "h": bar_h, "label": fit(full, label_w - 14), "title": title,
-            "w1": round(pw * (p1["rate"] or 0), 1), "w2": round(pw * (p2["rate"] or 0), 1),
+            "w1": round(pw * (row[inner.key]["rate"] or 0), 1) if inner else None, "w2": round(pw * (p2["rate"] or 0), 1),
             "lo": round(x0 + pw * lo, 1), "hi": round(x0 + pw * hi, 1),
             "mean": round(x0 + pw * mean, 1) if mean is not None else None,
+            "bound": round(pw * bound, 1) if bound is not None else None,
             "value": value, "note": fit(" · ".join(notes), right_w - 16 - len(value) * CHAR_PX) if notes else "",
             "note_x": round(x1 + 12 + len(value) * CHAR_PX, 1),
         })
@@ -514,39 +760,45 @@ NONE_FILL = "#c9c9c9"  # a heat-map cell whose run finished no trial of that lan
 
 
 def heatmap(report: dict, width: int = 1180) -> dict:
-    """Geometry of the language × run heat map: one row per run (leaderboard order), one column per
-    language, each cell the run's pass@2 rate (repeat 1) on that language's tasks. ``{"width", "height",
-    "x0", "top", "columns": [{"x", "text", "title"}], "rows": [{"y", "label", "title"}], "cells": [{"x",
-    "y", "w", "h", "fill", "ink", "text", "none", "title"}], "legend": [{"x", "y", "fill", "text"}]}``; a cell
-    is ``none`` (drawn grey) when the run finished no trial of that language."""
-    rows, langs = report["agents"], report["tasks"]["languages"]
+    """Geometry of the group × run heat map (language × run; swe: repository × run): one row per run
+    (leaderboard order), one column per group, each cell the run's headline rate (pass@2; swe: resolved;
+    repeat 1) on that group's tasks. ``{"width", "height", "x0", "top", "columns": [{"x", "text", "title"}],
+    "rows": [{"y", "label", "title"}], "cells": [{"x", "y", "w", "h", "fill", "ink", "text", "none",
+    "title"}], "legend": [{"x", "y", "fill", "text"}]}``; a cell is ``none`` (drawn grey) when the run
+    finished no trial of that group. A column's text is the group's last ``/`` part (``pytest (17)`` for
+    ``pytest-dev/pytest``); its title the whole name."""
+    prof = profile_of(report["tier"])
+    rows, langs = report["agents"], report["tasks"][prof.groups]
     label_w, top, ch = label_width(rows), 34, 22
     cw = max(40.0, min(110.0, (width - label_w - 10) / max(1, len(langs))))
     out = {"width": round(label_w + cw * len(langs) + 10, 1), "x0": label_w, "top": top,
            "columns": [], "rows": [], "cells": [], "legend": []}
     for j, (lang, n) in enumerate(langs.items()):
         head = f"{lang} ({n})"
-        out["columns"].append({"x": round(label_w + (j + 0.5) * cw, 1), "text": fit(head, cw - 4), "title": head})
+        out["columns"].append({"x": round(label_w + (j + 0.5) * cw, 1),
+                               "text": fit(f"{lang.rsplit('/', 1)[-1]} ({n})", cw - 4), "title": head})
     for i, row in enumerate(rows):
         y = top + i * ch
         full = f"{i + 1}. {row['label']}"
         out["rows"].append({"y": round(y + ch / 2 + 4, 1), "label": fit(full, label_w - 14), "title": full})
         for j, lang in enumerate(langs):
-            stats = row["languages"].get(lang, {})
-            r = stats.get("pass_2") or rate(0, 0)
+            stats = row[prof.groups].get(lang, {})
+            r = stats.get(prof.headline.key) or rate(0, 0)
             f = r["rate"]
             none = not stats.get("finished")
             out["cells"].append({
                 "x": round(label_w + j * cw + 1, 1), "y": round(y + 1, 1), "w": round(cw - 2, 1), "h": ch - 2,
                 "fill": NONE_FILL if none or f is None else _blend(f), "ink": "#ffffff" if (f or 0) > 0.5 else "#222222",
                 "text": f"{100 * f:.0f}%" if f is not None else "–", "none": none,
-                "title": f"{row['label']} · {lang}: pass@2 {pct(r)} {ci(r)}"
-                         + ("; no trial of this language finished (errors, stale or missing)" if none else "")})
+                "title": f"{row['label']} · {lang}: {prof.headline.name} {pct(r)} {ci(r)}"
+                         + (f"; no trial of this {prof.group} finished (errors, stale or missing)" if none else "")})
     legend_y = top + ch * max(1, len(rows)) + 14
     for k, f in enumerate((0, 0.25, 0.5, 0.75, 1)):
         out["legend"].append({"x": label_w + k * 64, "y": legend_y, "fill": _blend(f), "text": f"{int(f * 100)}%"})
     out["legend"].append({"x": label_w + 5 * 64 + 16, "y": legend_y, "fill": NONE_FILL, "text": "none finished"})
     out["height"] = legend_y + 22
+    # room for the legend too when there are few columns (one repository, two languages)
+    out["width"] = max(out["width"], round(out["legend"][-1]["x"] + 22 + len("none finished") * CHAR_PX + 4, 1))
     return out
 
 
@@ -561,7 +813,8 @@ def comparison_grid(report: dict, metric: str = "pass@2") -> list[dict]:
 
 
 def render_pages(report: dict) -> dict[str, str]:
-    """The report's pages from its data: ``{"report.md": ..., "report.html": ..., "report.leaderboard.yml": ...}``."""
+    """The report's pages from its data: ``{"report.md": ..., "report.html": ..., "report.leaderboard.yml": ...}``
+    (the leaderboard records only for a tier whose profile has them: not the swe tier)."""
     from rules.render import environment
 
     env = environment().overlay()
@@ -569,14 +822,21 @@ def render_pages(report: dict) -> dict[str, str]:
                        word_text=word_text, word_class=word_class, word_short=word_short,
                        short_id=lambda i: i if len(i) <= 19 else i[:19] + "…",
                        p2=lambda p: "<0.0001" if p < 1e-4 else f"{p:.2g}",
-                       passes=lambda words: sum(w.startswith("pass@") for w in words), si=si,
+                       passes=lambda words: sum(w.startswith("pass@") or w in PASSED for w in words), si=si,
+                       seconds=lambda v: "–" if v is None else f"{v:.1f}",
+                       attempts_mean=lambda v: "–" if v is None else f"{v:.2f}", attempts_title=attempts_title,
                        fit=lambda text, chars: fit(text, chars * CHAR_PX),
                        unlabelled_settings=lambda row: any(str(v) not in row["label"] for v in row["settings"].values()))
-    md = env.get_template("report/report.md.j2").render(r=report)
+    prof = profile_of(report["tier"])
+    md = env.get_template("report/report.md.j2").render(r=report, prof=prof)
     html = env.get_template("report/report.html.j2").render(
-        r=report, board=leaderboard(report), heat=heatmap(report), grid=comparison_grid(report))
-    yml = env.get_template("report/leaderboard.yml.j2").render(r=report, dump=lambda v: json.dumps(v, ensure_ascii=False))
-    return {"report.md": md, "report.html": html, "report.leaderboard.yml": yml}
+        r=report, prof=prof, board=leaderboard(report), heat=heatmap(report),
+        grid=comparison_grid(report, prof.headline.name))
+    pages = {"report.md": md, "report.html": html}
+    if prof.records:
+        pages["report.leaderboard.yml"] = env.get_template("report/leaderboard.yml.j2").render(
+            r=report, dump=lambda v: json.dumps(v, ensure_ascii=False))
+    return pages
 
 
 # ---- the files ----
@@ -617,6 +877,19 @@ def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, grading: Gradin
     return state != "current"
 
 
+def _swe_stale(result: dict, task_dir: Path, agents: dict) -> bool:
+    """True when a finished swe ``result`` no longer counts (``rules.swerun.stale``: the task, the agents'
+    definitions, the attempts or the grading changed; ``agents`` = ``rules.agents.load_agents()``). An
+    ``error`` is never stale. Without ``rules.swerun`` (a lab that has no swe trials yet) nothing is."""
+    if not finished(cell(result, profile=SWE)):
+        return False
+    try:
+        from rules.swerun import stale
+    except ImportError:
+        return False
+    return bool(stale(result, task_dir, agents))
+
+
 def run_agent(agents: dict, name: str, settings: dict):
     """The current definition of a run's agent with the run's setting values, or None (unknown agent, or
     settings the definition cannot take). Uses ``Agent.with_values`` where rules.agents has it; without it a
@@ -635,14 +908,36 @@ def run_agent(agents: dict, name: str, settings: dict):
         return None
 
 
-def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dict,
-              grading: Grading) -> tuple[list[Run], list[str]]:
-    """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
-    (runs, notes). ``tasks_dir`` holds the published tasks, ``agents`` maps an agent name to its current
-    definition, ``grading`` is the current grading (see ``_stale``). A run's label, agent and settings come from its ``run.json`` (without one: the folder name,
-    and the settings its results record); ``notes`` name records that could not be read."""
+def with_attempt_evidence(result: dict, trial_dir: Path) -> dict:
+    """``result`` (a swe trial's) with each tampered attempt's ``evidence`` read from its own trial record
+    (``<trial_dir>/<attempt folder>/result.json``, the tries whose grading said tampered) when the attempt
+    carries none; an unreadable record gives none. ``result`` itself is not changed."""
     from rules.files import read_json
 
+    attempts = []
+    for a in result.get("attempts") or []:
+        if isinstance(a, dict) and a.get("status") == "tampered" and not a.get("evidence") and a.get("folder"):
+            try:
+                own = read_json(Path(trial_dir) / str(a["folder"]) / "result.json")
+            except ValueError:
+                own = None
+            a = {**a, "evidence": [line for t in tampered_tries(own) for line in t["evidence"]]
+                 if isinstance(own, dict) else []}
+        attempts.append(a)
+    return {**result, "attempts": attempts} if "attempts" in result else result
+
+
+def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dict,
+              grading: Grading | None, profile: Profile | None = None) -> tuple[list[Run], list[str]]:
+    """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
+    (runs, notes). ``tasks_dir`` holds the published tasks, ``agents`` maps an agent name to its current
+    definition, ``grading`` is the current grading (see ``_stale``; the swe tier's trials are judged by
+    ``_swe_stale`` instead, and its runs' words are ``profile``'s). A run's label, agent and settings come from
+    its ``run.json`` (without one: the folder name, and the settings its results record; a swe run's
+    ``agents`` and ``attempts`` too); ``notes`` name records that could not be read."""
+    from rules.files import read_json
+
+    profile = profile or AIDER
     published = {r.task for r in tasks}
     runs: list[Run] = []
     notes: list[str] = []
@@ -670,12 +965,16 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
             continue
         settings = meta.get("settings") if "settings" in meta else records[0][3].get("settings")
         run = Run(run=folder.name, label=str(meta.get("label") or folder.name),
-                  agent=str(meta.get("agent") or folder.name), settings=dict(settings or {}))
+                  agent=str(meta.get("agent") or folder.name), settings=dict(settings or {}),
+                  agents=[str(a) for a in meta.get("agents") or records[0][3].get("agents") or []],
+                  attempts=meta.get("attempts") if isinstance(meta.get("attempts"), int) else None)
         agent = run_agent(agents, run.agent, run.settings)
         run.command = " ".join(agents[run.agent].command) if run.agent in agents else None
         for trial, task, k, res in records:
-            run.outcomes.setdefault(k, {})[task] = cell(res, _stale(res, Path(tasks_dir) / task, agent, trial, grading))
-            run.results.setdefault(k, {})[task] = res
+            stale = (_swe_stale(res, Path(tasks_dir) / task, agents) if profile.attempts
+                     else _stale(res, Path(tasks_dir) / task, agent, trial, grading))
+            run.outcomes.setdefault(k, {})[task] = cell(res, stale, profile)
+            run.results.setdefault(k, {})[task] = with_attempt_evidence(res, trial) if profile.attempts else res
         runs.append(run)
     return runs, notes
 
@@ -689,22 +988,39 @@ def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
     from rules.trial import current_grader_id
 
     suite = load_suite(tier)
+    profile = profile_of(tier)
     manifest = read_json(suite.manifest_path) or {}
-    tasks = [TaskRow(t["task"], t.get("language", ""), t.get("exercise", ""), t.get("status") == "free")
+    tasks = [TaskRow(t["task"], t.get("language", ""), t.get("exercise", ""), t.get("status") == "free",
+                     _repo(t, suite.tasks_dir / t["task"]) if profile.group == "repo" else "")
              for t in manifest.get("tasks", []) if t.get("status") in ("kept", "free")
              and (suite.tasks_dir / t["task"] / "task.json").is_file()]
     try:
         agents = load_agents()
     except AgentError:
         agents = {}
-    grading = Grading(images.GRADER, current_grader_id(images.GRADER), suite.prove)
-    runs, notes = load_runs(suite.runs_dir, tasks, suite.tasks_dir, agents, grading)
+    grading = None if profile.attempts else Grading(images.GRADER, current_grader_id(images.GRADER), suite.prove)
+    runs, notes = load_runs(suite.runs_dir, tasks, suite.tasks_dir, agents, grading, profile)
     return tasks, runs, notes
 
 
+def _repo(entry: dict, task_dir: Path) -> str:
+    """A published swe task's repository: the manifest entry's ``repo``, else its task.json's (publish copies
+    only the aider tier's fields into the manifest), else ``"?"``."""
+    from rules.files import read_json
+
+    if entry.get("repo"):
+        return str(entry["repo"])
+    try:
+        meta = read_json(task_dir / "task.json") or {}
+    except ValueError:
+        meta = {}
+    return str(meta.get("repo") or "?") if isinstance(meta, dict) else "?"
+
+
 def write_report(tier: str = "aider", echo: bool = True) -> dict:
-    """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and
-    ``report.leaderboard.yml`` (atomically); print the Markdown when ``echo``. Returns the report data."""
+    """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and, for a
+    tier with aider's leaderboard records, ``report.leaderboard.yml`` (atomically); print the Markdown when
+    ``echo``. Returns the report data."""
     from rules.config import load_suite
     from rules.files import write_atomic, write_json
 
