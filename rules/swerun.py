@@ -184,8 +184,14 @@ def _breakage(st: SweTrial, grader_id: str) -> Callable[[Path], list[str]]:
     if not script.is_file():
         return lambda tree: []
     pretest_dir = swebench.pretest_task(st.task_dir, script.read_text(encoding="utf-8"), st.scratch / "pretest")
-    expected = _baseline(st, pretest_dir, grader_id)
-    return lambda tree: swebench.pretest_failures(pretest_dir, tree, expected, image=st.image, limits=st.grade_limits)
+    expected: list[list[str]] = []  # the baseline, run (or read) only when an attempt has a patch to measure
+
+    def broken(tree: Path) -> list[str]:
+        if not expected:
+            expected.append(_baseline(st, pretest_dir, grader_id))
+        return swebench.pretest_failures(pretest_dir, tree, expected[0], image=st.image, limits=st.grade_limits)
+
+    return broken
 
 
 def _measure(st: SweTrial, n: int, attempt_result: dict, broken: Callable[[Path], list[str]]) -> swebench.Attempt:
