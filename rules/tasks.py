@@ -851,6 +851,9 @@ def _regrade(tier: str, agent: str | None):
 
     if not agent:
         return TaskFailed("regrade needs agent=NAME (the agent whose stored trials are graded again)")
+    if tier == "swe":
+        return TaskFailed("the swe tier re-grades by itself: `doit run suite=swe agent=NAME` (or agents=... "
+                          "attempts=N) grades the kept attempts again when only the held-out grading changed")
     try:
         counts = regrade_agent(tier, agent)
     except (ConfigError, SandboxError) as exc:
