@@ -836,7 +836,7 @@ def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tas
     run, _, trial = asked.partition("/")
     if trial and run in here:
         if not tasks:
-            return f"eval:{asked}: no published tasks yet; run `doit gen:aider` first"
+            return f"eval:{asked}: no published tasks yet; run `doit gen:{Path(runs_dir).parent.name}` first"
         return (f"eval:{asked}: run {run!r} has no trial {trial!r}; its trials are eval:{run}/<task> for the "
                 f"{len(tasks)} published tasks (`doit scenarios` lists them), <task>@<k> with repeat=N")
     other = sorted((here | on_disk) - set(agents))
