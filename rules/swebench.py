@@ -748,6 +748,15 @@ def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: li
     return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (JSON may carry lone surrogates such as ``\\ud800``)."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     """Grade one prediction against the published task of its instance, with the held-out tests, and write its
     log folder ``out_dir/<instance_id>/`` (``patch.diff``, ``test_output.txt``, ``report.json``). Returns the
@@ -761,14 +770,23 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
 
     iid = record["instance_id"]
     patch = record.get("model_patch") or ""
-    task_dir = suite.tasks_dir / iid
-    logs = out_dir / iid
     report = {"instance_id": iid, "model_name_or_path": record.get("model_name_or_path"), "status": "error",
               "reason": "", "verdict": None, "evidence": [], "tests_status": None, "seconds": 0.0}
     start = time.monotonic()
+    if not isinstance(iid, str) or iid not in published(suite):
+        # an id is a folder name under tasks/ and evaluations/: only a published task's own name is one (never a
+        # path such as ../x or /x, nor a second spelling of a published task counted twice); nothing is written
+        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+        return report
+    if not isinstance(patch, str) or not _utf8(patch):  # an error of the file, never a resolved or an unresolved
+        patch, report["reason"] = "", "model_patch is not text (a JSON string of UTF-8 characters)"
+    task_dir = suite.tasks_dir / iid
+    logs = out_dir / iid
     write_atomic(logs / "patch.diff", patch)
     meta = read_json(task_dir / "task.json")
-    if not (task_dir / "tests.json").is_file() or not meta:
+    if report["reason"]:
+        pass
+    elif not (task_dir / "tests.json").is_file() or not meta:
         report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
     elif not patch.strip():
         report["status"], report["reason"] = "empty_patch", "the prediction has no patch"
