@@ -601,6 +601,40 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     return stamp
 
 
+# What an agent's container may never find: the repository's own copy that the environment image installed from
+# its environment-setup commit (``pip install .``), which is often *after* the instance's fix (SWE-bench's
+# environment_setup_commit is the last commit of its version): pallets__flask-4992's fix, for one, is in the
+# installed flask of lab/swe-env:flask-2.3. Agents' images are built FROM this base instead: the environment
+# image with every distribution pip installed from /opt/lab/setup uninstalled (their dependencies stay; the work
+# tree's copy, on ``{test_cmd}``'s path, is what the agent's tests import). Gradings keep the environment image.
+AGENT_BASE_VERSION = 1  # bump when the Dockerfile below changes: every agent's swe image builds again
+AGENT_BASE_DOCKERFILE = r"""FROM {base}
+USER root
+RUN set -eu; cd /; \
+    for f in /opt/lab/venv/lib/python3*/site-packages/*.dist-info/direct_url.json; do \
+      [ -f "$f" ] || continue; \
+      if grep -q '"file:///opt/lab/setup' "$f"; then \
+        name=$(sed -n 's/^Name: *//p' "$(dirname "$f")/METADATA" | head -n1); \
+        /opt/lab/venv/bin/python -m pip uninstall -y "$name"; \
+      fi; \
+    done; \
+    if grep -ls '"file:///opt/lab/setup' /opt/lab/venv/lib/python3*/site-packages/*.dist-info/direct_url.json; then \
+      echo "lab: the repository's installed copy is still in the image"; exit 1; fi
+LABEL lab.swe.agent-base={version}
+"""
+
+
+def agent_base(base: str, log=sys.stderr) -> str:
+    """Build (or find cached) the base of agents' images on the environment image ``base``: ``<base>-agents``,
+    ``base`` with the repository's own installed copy removed (``AGENT_BASE_DOCKERFILE``). Returns its tag.
+    Raises SandboxError."""
+    from rules import sandbox
+
+    tag = f"{base}-agents"
+    sandbox.build_image(tag, AGENT_BASE_DOCKERFILE.format(base=base, version=AGENT_BASE_VERSION), {}, log=log)
+    return tag
+
+
 # ---- proof ----
 
 def _named(ids: list[str], names: dict[str, str]) -> str:
@@ -993,20 +1027,22 @@ def measure(task_dir: Path, work_tree: Path, n: int, agent: str,
             broken: Callable[[Path], list[str]] = lambda tree: []) -> Attempt:
     """The outcomes of attempt ``n`` (by ``agent``) left in ``work_tree``: its patch against the base, whether
     that patch is non-empty and applies to a fresh base, the syntax errors of the Python files it changes, and
-    ``broken(work_tree)`` (the pre-existing tests it breaks, e.g. ``pretest_failures`` bound to a task)."""
+    ``broken(tree)`` (the pre-existing tests it breaks, e.g. ``pretest_failures`` bound to a task). Lint and the
+    pre-existing tests are measured on the patch laid on a fresh base, the tree the held-out grading and a
+    prediction of it see, never on the work tree itself: files the patch leaves out (those the work tree's own
+    ``.gitignore`` hides, byte code) must not make an attempt look plausible."""
     from rules.prove import lay_work_tree
     from rules.upstream import apply_patch
 
     patch = work_patch(task_dir, work_tree)
-    edit = None
     if not patch.strip():
-        edit = "the attempt changed nothing"
-    else:
-        with tempfile.TemporaryDirectory(prefix="lab-apply-") as tmp:
-            lay_work_tree(Path(task_dir), Path(tmp) / "base")
-            problem = apply_patch(Path(tmp) / "base", patch)
-            edit = f"the patch does not apply: {problem}" if problem else None
-    return Attempt(n, agent, patch, edit, lint_errors(work_tree, patch_paths(patch)), broken(work_tree) if patch.strip() else [])
+        return Attempt(n, agent, patch, "the attempt changed nothing", [], [])
+    with tempfile.TemporaryDirectory(prefix="lab-apply-") as tmp:
+        tree = Path(tmp) / "base"
+        lay_work_tree(Path(task_dir), tree)
+        problem = apply_patch(tree, patch)
+        edit = f"the patch does not apply: {problem}" if problem else None
+        return Attempt(n, agent, patch, edit, lint_errors(tree, patch_paths(patch)), broken(tree))
 
 
 def until_plausible(attempts: int, make: Callable[[int], Attempt | None]) -> list[Attempt]:
