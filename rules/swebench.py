@@ -782,10 +782,13 @@ def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: li
     return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
 
 
-def _utf8(text: str) -> bool:
-    """Whether ``text`` can be written as UTF-8 (JSON may carry lone surrogates such as ``\\ud800``)."""
+def _bytes_behind(text: str) -> bool:
+    """Whether ``text`` stands for bytes (``rules.upstream.patch_bytes``): UTF-8, with the bytes of a file in another
+    encoding as ``\\udc80``-``\\udcff``; JSON may carry other lone surrogates such as ``\\ud800``, which do not."""
+    from rules.upstream import patch_bytes
+
     try:
-        text.encode("utf-8")
+        patch_bytes(text)
         return True
     except UnicodeEncodeError:
         return False
@@ -812,11 +815,11 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
         # path such as ../x or /x, nor a second spelling of a published task counted twice); nothing is written
         report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
         return report
-    if not isinstance(patch, str) or not _utf8(patch):  # an error of the file, never a resolved or an unresolved
-        patch, report["reason"] = "", "model_patch is not text (a JSON string of UTF-8 characters)"
+    if not isinstance(patch, str) or not _bytes_behind(patch):  # an error of the file, never (un)resolved
+        patch, report["reason"] = "", "model_patch is not text (a JSON string standing for a patch's bytes)"
     task_dir = suite.tasks_dir / iid
     logs = out_dir / iid
-    write_atomic(logs / "patch.diff", patch)
+    write_atomic(logs / "patch.diff", patch.encode("utf-8", "surrogateescape"))
     meta = read_json(task_dir / "task.json")
     if report["reason"]:
         pass
@@ -1002,25 +1005,37 @@ def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
 
 def pretest_baseline(pretest_dir: Path, task_dir: Path, *, image: str, limits: Limits) -> list[str]:
     """The ids of the pre-existing tests that pass on the untouched base (what an attempt must not break).
-    Raises SandboxError."""
+    Raises SandboxError, also when the run ran out of time or memory (the machine's doing, not the base's: a
+    baseline cut short would let later attempts break the tests it never saw pass)."""
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.prove import environmental, lay_work_tree
+    from rules.sandbox import SandboxError
 
     with tempfile.TemporaryDirectory(prefix="lab-pretest-") as tmp:
         lay_work_tree(Path(task_dir), Path(tmp) / "base")
-        return grade(pretest_dir, Path(tmp) / "base", image=image, limits=limits, expected=None).tests
+        g = grade(pretest_dir, Path(tmp) / "base", image=image, limits=limits, expected=None)
+    why = environmental(g)
+    if why:
+        raise SandboxError(f"the pre-existing tests did not finish on the untouched base ({why}, limit "
+                           f"{limits.timeout:g} s): nothing was kept; run again when the machine is less busy")
+    return g.tests
 
 
 def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *, image: str,
                      limits: Limits) -> list[str]:
     """Which of the ``expected`` pre-existing tests (those that passed at base) do not pass on ``work_tree``,
     run offline in the task's image; a run whose report shows signs of forging (a ``tampered`` verdict) adds
-    one entry, ``tampered: <evidence>``, so such an attempt is never plausible. Raises SandboxError."""
+    one entry, ``tampered: <evidence>``, and one that ran out of time or memory one saying so (``timeout: ...``),
+    so such an attempt is never plausible. Raises SandboxError."""
     from rules.grade import grade
+
+    from rules.prove import environmental
 
     g = grade(pretest_dir, work_tree, image=image, limits=limits, expected=expected)
     tampered = [f"tampered: {'; '.join(g.evidence)[:300]}"] if g.verdict == "tampered" else []
-    return sorted(set(expected) - set(g.tests)) + tampered
+    why = environmental(g)
+    cut = [f"{why}: the pre-existing tests did not finish"] if why else []
+    return sorted(set(expected) - set(g.tests)) + tampered + cut
 
 
 def measure(task_dir: Path, work_tree: Path, n: int, agent: str,

@@ -71,6 +71,7 @@ def test_a_model_patch_that_is_not_text_is_an_error_not_a_crash(swe_suite, tmp_p
     preds.write_text(json.dumps([{"instance_id": TASK, "model_name_or_path": "m", "model_patch": patch}]))
     out = swebench.evaluate(swe_suite, preds, out_dir=tmp_path / "ev", log=open("/dev/null", "w"))
     assert out["error"] == [TASK] and "not text" in out["instances"][TASK]["reason"], out["instances"][TASK]
+    assert not (tmp_path / "ev" / TASK / "test_output.txt").exists()  # never graded
 
 
 # ---- a patch applied on the host (rules.upstream.apply_patch; no Docker) ----
@@ -116,6 +117,81 @@ def test_a_patch_never_writes_outside_the_work_tree_nor_into_its_repository(tmp_
     assert problem, "git apply refused it"
     assert list(outside.iterdir()) == [] and not (tmp_path / "escape.txt").exists()
     assert (tree / ".git" / "config").read_text() == config and not (tree / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_reading_an_agents_work_tree_runs_nothing_of_its_git_settings(tmp_path):
+    """lab diffs an agent's work tree on the host (``diff_against``) with the base's repository: the work tree's own
+    ``.git/config``, a nested repository's config (fsmonitor, pager, external diff) and ``.gitattributes`` filters
+    run nothing."""
+    import subprocess
+
+    from rules.upstream import diff_against
+
+    base = _lab_repo(tmp_path / "base")
+    work = tmp_path / "work"
+    subprocess.run(["cp", "-a", str(base), str(work)], check=True)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    evil = (f'[core]\n\tfsmonitor = "touch {marks}/fsmonitor; false"\n\tpager = "touch {marks}/pager"\n'
+            f'[diff]\n\texternal = "touch {marks}/diff"\n[filter "evil"]\n\tclean = "touch {marks}/clean"\n')
+    sub = _lab_repo(work / "sub")
+    for cfg in (work / ".git" / "config", sub / ".git" / "config"):
+        with open(cfg, "a") as f:
+            f.write(evil)
+    (work / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (work / "a.txt").write_text("b\n")
+    patch = diff_against(base, work)
+    assert "+b" in patch and "Subproject commit" in patch
+    assert list(marks.iterdir()) == []
+
+
+# ---- an agent's work with odd files reaches the grading whole (no Docker) ----
+
+def test_a_work_tree_with_odd_files_becomes_a_patch_that_lays_it_whole(tmp_path, monkeypatch):
+    """Files in another encoding than UTF-8, binary files, names that are not UTF-8 or hold a newline, and
+    symlinks: the trial's patch (``graded_tree``) and the prediction written from it carry them all, so a right
+    fix is never lost to lab's own plumbing (before: a Latin-1 file made ``apply_patch`` raise
+    UnicodeEncodeError and the trial crash)."""
+    import os
+
+    import rules.config
+    from rules.prove import lay_work_tree
+    from rules.trial import graded_tree
+    from rules.upstream import apply_patch
+
+    repos, records = make_calc(tmp_path / "src")
+    env = swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
+                       setup_source=False)
+    rendered = swebench.render(swebench._instance(records[0]), env, str(repos))
+    task = tmp_path / "task"
+    for rel, (data, mode) in rendered.task_files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+        (task / rel).chmod(mode)
+    work = tmp_path / "work"
+    lay_work_tree(task, work)
+    files = {b"calc/__init__.py": FIXED_SOURCE.encode(), b"calc/latin.py": b"# caf\xe9\nx = 1\n",
+             b"README.md": b"calc \xff\xfe\n", b"calc/\xffodd.py": b"x = 1\n", b"calc/new\nline.py": b"y = 2\n",
+             b"calc/blob.bin": bytes(range(256)) * 4}
+    for rel, data in files.items():
+        with open(os.path.join(os.fsencode(work), rel), "wb") as f:
+            f.write(data)
+    os.symlink("../README.md", work / "calc" / "link")
+    tree, note = graded_tree(task, work, tmp_path / "graded")
+    assert note == ""
+    for rel, data in files.items():
+        with open(os.path.join(os.fsencode(tree), rel), "rb") as f:
+            assert f.read() == data, rel
+    assert os.readlink(tree / "calc" / "link") == "../README.md"
+    # the prediction a run writes carries the same bytes (JSON escapes them) and applies again
+    monkeypatch.setattr(rules.config, "EVALS", tmp_path / "home" / "evals")
+    suite = Suite(name="swe", upstream="", ref="", languages=())
+    path = swebench.write_predictions(suite, "odd", "odd", {TASK: swebench.work_patch(task, work)})
+    again = tmp_path / "again"
+    lay_work_tree(task, again)
+    assert apply_patch(again, swebench.read_predictions(path)[0]["model_patch"]) is None
+    with open(os.path.join(os.fsencode(again), b"calc/latin.py"), "rb") as f:
+        assert f.read() == files[b"calc/latin.py"]
 
 
 # ---- the fixture swe tier in the real engine ----
@@ -466,3 +542,31 @@ def test_a_forger_that_spares_the_canaries_is_caught(home, tmp_path):
     assert "test_k[0-9a-f]{11}" in CANARY_AWARE
     g, _ = _grade_attack(home, tmp_path, "canary-aware", {"calc/__init__.py": CANARY_AWARE}, {}, [])
     assert not g.passed, g.output[-2000:]
+
+
+# ---- infrastructure is never the agent's doing ----
+
+@pytest.mark.parametrize("cut", ["timed_out", "oom_killed"])
+def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_path, monkeypatch, cut):
+    """The baseline (the pre-existing tests passing at base) is cached for every later trial: one cut short by
+    a timeout or the memory limit would be kept with tests missing, and attempts breaking those tests would look
+    plausible. It is an infrastructure error (SandboxError: the trial ends in ``error`` and runs again) instead;
+    an attempt's own run cut short is a problem of the attempt, named (its code may be what hangs)."""
+    import rules.grade
+    import rules.prove
+    from rules.config import Limits
+    from rules.grade import Grade
+    from rules.sandbox import SandboxError
+
+    def cut_short(*args, **kwargs):
+        return Grade(passed=False, ran=0, passed_tests=0, failed_tests=0, exit_code=None, timed_out=cut == "timed_out",
+                     seconds=1.0, output="", oom_killed=cut == "oom_killed", tests=["tests.test_calc::test_mul"])
+
+    monkeypatch.setattr(rules.grade, "grade", cut_short)
+    monkeypatch.setattr(rules.prove, "lay_work_tree", lambda task, tree, answer=None: Path(tree).mkdir(parents=True))
+    limits = Limits(timeout=30)
+    with pytest.raises(SandboxError, match="did not finish on the untouched base"):
+        swebench.pretest_baseline(tmp_path / "pretest", tmp_path / "task", image="x", limits=limits)
+    broken = swebench.pretest_failures(tmp_path / "pretest", tmp_path, ["tests.test_calc::test_mul", "t::b"],
+                                       image="x", limits=limits)
+    assert broken[0] == "t::b" and broken[1].endswith(": the pre-existing tests did not finish"), broken
