@@ -405,8 +405,9 @@ PASSING_TESTS = "def test_add():\n    pass\n\n\ndef test_mul():\n    pass\n"
 ATTACKS = {
     "report-rewritten-at-exit": ({"calc/__init__.py": WRONG + FORGE_AT_EXIT}, {}, [], "tampered"),
     "runner-internals-patched": ({"calc/__init__.py": RUNNER_PATCHED}, {}, [], "tampered"),
-    # a conftest.py that is a symlink (check.sh removes conftest.py *files*) to a plugin passing every test
-    "conftest-symlink": ({"calc/_plug.py": PLUGIN_ALL_PASS}, {"tests/conftest.py": "../calc/_plug.py"}, [], "tampered"),
+    # a conftest.py that is a symlink to a plugin passing every test: removed like a conftest.py file (before:
+    # loaded, and caught by the canaries only)
+    "conftest-symlink": ({"calc/_plug.py": PLUGIN_ALL_PASS}, {"tests/conftest.py": "../calc/_plug.py"}, [], "fail"),
     # a distribution in the work tree whose pytest11 entry point pytest loads on its own
     "entry-point-plugin": ({"calc/_plug.py": PLUGIN_ALL_PASS, **DIST}, {}, [], "tampered"),
     "entry-point-xfails-everything": ({"calc/_plug.py": PLUGIN_XFAIL, **DIST}, {}, [], "tampered"),
@@ -468,6 +469,39 @@ def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, re
     g = grade(task, tree, image=meta["image"], limits=Limits(cpus=1, memory=2 * 1024**3, pids=512, timeout=300),
               log_path=tmp / name / "grade.log")
     return g, note
+
+
+FLOOD = WRONG + textwrap.dedent('''\
+    import os
+    for i in range(8):  # a report file whose name holds a newline, then the name of a link to /dev/zero
+        try:
+            os.symlink("/dev/zero", "/work/zz%d" % i)
+            open("/tmp/lab-out/x%d\\nzz%d" % (i, i), "w").write("x")
+            os.symlink("/dev/zero", "/tmp/lab-out/link%d.xml" % i)
+        except OSError:
+            pass
+    ''')
+
+
+@docker
+def test_odd_names_in_the_report_folder_never_make_root_copy_through_links(home, tmp_path, monkeypatch):
+    """check.sh copies the tester's report folder to the host as root: a file name holding a newline once made a
+    line of it read as a path of its own, so a link to /dev/zero the tester left in /work was copied, 50 MB a
+    name, 64 names a grading, onto the host's disk. Names are NUL-separated now and links never followed."""
+    import rules.grade
+
+    seen: dict[str, int] = {}
+    original = rules.grade._graded
+
+    def spy(meta, report_dir, **kwargs):
+        seen.update({str(p.relative_to(report_dir)): p.stat().st_size
+                     for p in Path(report_dir).rglob("*") if p.is_file()})
+        return original(meta, report_dir, **kwargs)
+
+    monkeypatch.setattr(rules.grade, "_graded", spy)
+    g, _ = _grade_attack(home, tmp_path, "flood", {"calc/__init__.py": FLOOD}, {}, [])
+    assert g.verdict == "fail" and "report.xml" in seen, (g.evidence, seen)
+    assert max(seen.values()) < 1_000_000 and not any(k.startswith(("zz", "link")) for k in seen), seen
 
 
 @docker
