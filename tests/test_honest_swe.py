@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit, write_suite  # noqa: E402
-from fixture_swe import BASE, FIXED_SOURCE, make_calc, write_swe_suite  # noqa: E402
+from fixture_swe import BASE, FIXED_SOURCE, make_calc  # noqa: E402
 from fixture_upstream import make_upstream  # noqa: E402
 
 from rules import swebench  # noqa: E402
@@ -437,8 +437,6 @@ ATTACKS = {
     "odd-names-and-binary": ({b"calc/\xffodd.py": b"x = 1\n", "calc/new\nline.py": "y = 2\n",
                               "calc/blob.bin": bytes(range(256)) * 64}, {}, [], "fail"),
 }
-
-LIMITS = None
 
 
 def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, remove: list):
