@@ -530,7 +530,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
-        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude),
+        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
         "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
         "graded": "patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
     }
@@ -552,16 +552,22 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     return out
 
 
-def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = ()) -> str:
+def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = (),
+             prepare: tuple[str, ...] | list[str] = ()) -> str:
     """The command that runs the repository's pre-existing tests of the files the held-out patch touches, at
     their base version, from the work tree's root (never a held-out test: only files that exist at base).
     ``deselect``: test names of those files that must never run where an agent's container may have a network
-    (the environment's ``exclude``: they connect to outside or private-range addresses by design)."""
+    (the environment's ``exclude``: they connect to outside or private-range addresses by design). ``prepare``:
+    the environment's shell lines check.sh runs before the tests (pytest's own repository needs its version
+    file, which no commit holds), run first and joined with ``&&``, so the agent's tests run as the grading's do.
+    ``pythonpath`` is the grading's (``/work/src``: the agent's work tree is ``/work`` too)."""
     if not files:
         return ""
-    env = f"PYTHONPATH={os.path.relpath(pythonpath, '/work')} " if pythonpath else ""
+    # an absolute path: tests that run pytest again from another folder (pytester) must import the work tree's copy
+    env = f"PYTHONPATH={pythonpath} " if pythonpath else ""
     skip = "".join(f" --deselect {shlex.quote(n)}" for n in deselect if n.split("::", 1)[0] in files)
-    return f"{env}python -m pytest -rA -p no:cacheprovider" + skip + " " + " ".join(files)
+    first = "".join(f"{line} && " for line in prepare)
+    return f"{first}{env}python -m pytest -rA -p no:cacheprovider" + skip + " " + " ".join(files)
 
 
 # ---- environment images ----

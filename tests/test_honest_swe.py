@@ -602,3 +602,16 @@ def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_
     broken = swebench.pretest_failures(tmp_path / "pretest", tmp_path, ["tests.test_calc::test_mul", "t::b"],
                                        image="x", limits=limits)
     assert broken[0] == "t::b" and broken[1].endswith(": the pre-existing tests did not finish"), broken
+
+
+def test_the_agents_test_cmd_runs_the_pre_existing_tests_as_the_grading_does(tmp_path):
+    """``{test_cmd}`` runs the environment's prepare lines first (pytest's own repository needs its version file,
+    which no commit holds: without it every pre-existing test of the 17 pytest instances failed to import) and
+    puts the work tree's folder on the path absolutely (tests that run pytest again from another folder import
+    the work tree's copy, not none: the agent's image has no installed copy)."""
+    repos, records = make_calc(tmp_path / "src")
+    env = swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
+                       setup_source=False, pythonpath=".", prepare=("printf 'v = \"{version}\"\\n' > calc/_v.py",))
+    meta = swebench.render(swebench._instance(records[0]), env, str(repos)).meta
+    assert meta["test_cmd"] == ("printf 'v = \"0.1\"\\n' > calc/_v.py && PYTHONPATH=/work python -m pytest -rA "
+                                "-p no:cacheprovider tests/test_calc.py"), meta["test_cmd"]
