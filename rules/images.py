@@ -94,11 +94,8 @@ def build_agent(agent, log=sys.stderr, base: str | None = None) -> dict:
     base = base or GRADER
     if base == GRADER:
         return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base), log=log)
-    # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared;
-    # a swe environment image is first stripped of the repository's installed copy (it may hold the fix)
-    from rules.swebench import agent_base
-
-    image = sandbox.build_image(agent.tag(base), agent.dockerfile(agent_base(base, log=log)), context_files(), log=log)
+    # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared
+    image = sandbox.build_image(agent.tag(base), agent.dockerfile(base), context_files(), log=log)
     stamp = {"image": agent.tag(base), "id": image, "base": base}
     write_json(stamp_path(agent_stamp_name(agent, base)), stamp, only_if_changed=True)
     return stamp

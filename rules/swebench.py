@@ -592,7 +592,7 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     start = time.monotonic()
     base = sandbox.ensure_base_image(env.base, log=log)
     files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
-             "constraints.txt": ("\n".join(env.pins) + "\n").encode()}
+             "constraints.txt": ("\n".join(env.pins) + "\n").encode(), "strip_installed.py": STRIP_INSTALLED.encode()}
     if env.setup_source:
         with tarfile.open(fileobj=io.BytesIO(tree_tar(repo, setup_commit))) as tf:
             for m in tf.getmembers():
@@ -607,38 +607,42 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     return stamp
 
 
-# What an agent's container may never find: the repository's own copy that the environment image installed from
-# its environment-setup commit (``pip install .``), which is often *after* the instance's fix (SWE-bench's
-# environment_setup_commit is the last commit of its version): pallets__flask-4992's fix, for one, is in the
-# installed flask of lab/swe-env:flask-2.3. Agents' images are built FROM this base instead: the environment
-# image with every distribution pip installed from /opt/lab/setup uninstalled (their dependencies stay; the work
-# tree's copy, on ``{test_cmd}``'s path, is what the agent's tests import). Gradings keep the environment image.
-AGENT_BASE_VERSION = 1  # bump when the Dockerfile below changes: every agent's swe image builds again
-AGENT_BASE_DOCKERFILE = r"""FROM {base}
-USER root
-RUN set -eu; cd /; \
-    for f in /opt/lab/venv/lib/python3*/site-packages/*.dist-info/direct_url.json; do \
-      [ -f "$f" ] || continue; \
-      if grep -q '"file:///opt/lab/setup' "$f"; then \
-        name=$(sed -n 's/^Name: *//p' "$(dirname "$f")/METADATA" | head -n1); \
-        /opt/lab/venv/bin/python -m pip uninstall -y "$name"; \
-      fi; \
-    done; \
-    if grep -ls '"file:///opt/lab/setup' /opt/lab/venv/lib/python3*/site-packages/*.dist-info/direct_url.json; then \
-      echo "lab: the repository's installed copy is still in the image"; exit 1; fi
-LABEL lab.swe.agent-base={version}
+# What no stage may find: the repository's own copy that an environment image installs from its environment-setup
+# commit (``pip install .``). That commit is often *after* the instance's fix (SWE-bench's environment_setup_commit
+# is the last commit of its version): pallets__flask-4992's fix was in the installed flask of lab/swe-env:flask-2.3,
+# where an agent could copy it, and a patch that only made ``import flask`` load the installed copy was resolved.
+# The image keeps the distribution's metadata (version, entry points, scripts) and loses its code; the work tree's
+# copy, on the path, is what every stage imports. Run by the image's Python as the last step of its build.
+STRIP_INSTALLED = r"""
+import glob, json, os, shutil
+
+for info in sorted(glob.glob("/opt/lab/venv/lib/python3*/site-packages/*.dist-info")):
+    try:
+        with open(os.path.join(info, "direct_url.json")) as f:
+            url = json.load(f).get("url", "")
+    except (OSError, ValueError):
+        continue
+    if not url.startswith("file:///opt/lab/setup"):
+        continue
+    site = os.path.dirname(info)
+    tops = set()
+    with open(os.path.join(info, "RECORD")) as f:
+        for line in f:
+            rel = line.rsplit(",", 2)[0]
+            path = os.path.normpath(os.path.join(site, rel))
+            if not path.startswith(site + os.sep) or path.startswith(info + os.sep):
+                continue  # scripts outside site-packages and the metadata stay
+            tops.add(os.path.relpath(path, site).split(os.sep)[0])
+            if os.path.isfile(path) or os.path.islink(path):
+                os.remove(path)
+    for top in tops:  # then byte code and the folders left empty (a folder another distribution shares stays)
+        for folder, dirs, files in os.walk(os.path.join(site, top), topdown=False):
+            if os.path.basename(folder) == "__pycache__":
+                shutil.rmtree(folder)
+            elif not os.listdir(folder):
+                os.rmdir(folder)
+    print(f"lab: removed the code of {os.path.basename(info)} ({', '.join(sorted(tops))}); kept its metadata")
 """
-
-
-def agent_base(base: str, log=sys.stderr) -> str:
-    """Build (or find cached) the base of agents' images on the environment image ``base``: ``<base>-agents``,
-    ``base`` with the repository's own installed copy removed (``AGENT_BASE_DOCKERFILE``). Returns its tag.
-    Raises SandboxError."""
-    from rules import sandbox
-
-    tag = f"{base}-agents"
-    sandbox.build_image(tag, AGENT_BASE_DOCKERFILE.format(base=base, version=AGENT_BASE_VERSION), {}, log=log)
-    return tag
 
 
 # ---- proof ----

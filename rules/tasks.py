@@ -522,7 +522,6 @@ def task_agent_image_swe():
     ``agent_image_swe:<agent>@<env>`` (so the agent runs the repository's own tests with ``{test_cmd}``)."""
     from rules import images
     from rules.sandbox import image_id_quick
-    from rules.swebench import AGENT_BASE_VERSION
 
     agents, _ = _agents()
     envs = _swe_envs()
@@ -540,7 +539,7 @@ def task_agent_image_swe():
                 "file_dep": template,
                 "targets": [images.stamp_path(stamp)],
                 "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(base),
-                                             "base_id": base_id, "agent_base": AGENT_BASE_VERSION}),
+                                             "base_id": base_id}),
                              lambda s=stamp: images.stamp_current(s)],
                 "doc": f"build the {name} agent's image FROM {base}",
             }

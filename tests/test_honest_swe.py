@@ -324,20 +324,42 @@ def _result(home: Path, run: str, task: str = TASK) -> dict:
 @docker
 def test_the_fix_installed_in_the_environment_image_is_not_in_the_agents_container(home):
     """The environment image installs the repository from its environment-setup commit, here the fix commit:
-    an agent that copies the installed copy over the work tree would resolve the task without solving it. The
-    agent's image is built from the environment image with that copy removed (``swebench.agent_base``)."""
+    an agent that copied the installed copy over the work tree resolved the task without solving it. The image
+    keeps the installed distribution's metadata and loses its code (``swebench.STRIP_INSTALLED``)."""
     _run(home, "agent=copier")
     r = _result(home, "copier", "lab__calcpkg-1")
     log = (home / "evals" / "swe" / "runs" / "copier" / "lab__calcpkg-1" / "attempt-1" / "agent-1.log").read_text()
     assert "INSTALLED=\n" in log or log.rstrip().endswith("INSTALLED="), log[-2000:]
     assert "LEAK" not in log, log[-2000:]
     assert (r["status"], r["resolved"]) == ("fail", False), r
-    # the gradings still run in the environment image as it is (the installed copy there never shadows the work
-    # tree's), so the proofs stand; the agent's {test_cmd} still runs the pre-existing tests
+    # the distribution is still installed as far as its metadata goes; its code is gone
     from rules.sandbox import run as run_container
-    probe = run_container("lab/swe-env:calcpkg", ["python", "-c", "import calc, sys; print(calc.__file__)"],
-                          network="none")
-    assert "site-packages/calc/__init__.py" in probe.output, probe.output
+    probe = run_container("lab/swe-env:calcpkg", ["python", "-c", "import importlib.metadata as m; print(m.version('calc'))\n"
+                          "import os; os.chdir('/'); import calc"], network="none")
+    assert "0.1" in probe.output and "No module named 'calc'" in probe.output, probe.output
+
+
+# the work tree's package made to load the copy installed in the image (from the fix commit) instead of itself
+REDIRECT = textwrap.dedent('''\
+    import sys as _sys
+    if not getattr(_sys, "_lab_redirect", False):
+        _sys._lab_redirect = True
+        _sys.path[:] = [p for p in _sys.path if not p.startswith("/work") and p not in ("", ".")]
+        del _sys.modules["calc"]
+        import calc as _installed
+        _sys.modules["calc"] = _installed
+    ''')
+
+
+@docker
+def test_a_patch_that_imports_the_installed_fix_instead_of_its_own_code_is_not_resolved(home, tmp_path):
+    """No fix, only a redirect: ``import calc`` loads the copy the environment image installed from the fix
+    commit. Resolved before (pytest-dev__pytest-11143 and pallets__flask-4992 too, on their real images); with
+    the installed code gone from the image, the tests cannot import calc at all."""
+    g, note = _grade_attack(home, tmp_path, "redirect", {"calc/__init__.py": REDIRECT}, {}, [], task="lab__calcpkg-1")
+    assert note == "" and g.verdict == "fail" and not g.passed, (g.evidence, g.output[-2000:])
+    fixed, _ = _grade_attack(home, tmp_path, "fixed", {"calc/__init__.py": FIXED_SOURCE}, {}, [], task="lab__calcpkg-1")
+    assert fixed.verdict == "pass", (fixed.evidence, fixed.output[-2000:])
 
 
 # ---- forged verdicts: the held-out grading of a work tree that leaves add() wrong ----
@@ -439,7 +461,7 @@ ATTACKS = {
 }
 
 
-def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, remove: list):
+def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, remove: list, task: str = TASK):
     """Grade, with the held-out tests, a fresh work tree of the task with ``files`` written, ``links`` made and
     ``remove`` removed, the way a trial grades it (its patch laid on a fresh base). Returns (Grade, note)."""
     import os
@@ -450,7 +472,7 @@ def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, re
     from rules.prove import lay_work_tree
     from rules.trial import graded_tree
 
-    task = home / "evals" / "swe" / "tasks" / TASK
+    task = home / "evals" / "swe" / "tasks" / task
     work = tmp / name / "work"
     lay_work_tree(task, work)
     for rel in remove:
