@@ -832,7 +832,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     write_atomic(logs / "patch.diff", patch.encode("utf-8", "surrogateescape"))
     meta = read_json(task_dir / "task.json")
     if report["reason"]:
-        pass
+        pass  # the patch is no text: an error, never graded
     elif not (task_dir / "tests.json").is_file() or not meta:
         report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
     elif not patch.strip():
@@ -999,7 +999,6 @@ def lint_errors(work_tree: Path, paths: list[str]) -> list[str]:
 def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
     """A task folder at ``dest`` whose ``check.sh`` is ``script`` (the pre-existing tests: ``render(...)
     .pretest``), sharing the task's ``task.json`` and ``workspace.tar`` (hard links where possible)."""
-    import os
     import shutil
 
     dest.mkdir(parents=True, exist_ok=True)
@@ -1038,7 +1037,6 @@ def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *,
     one entry, ``tampered: <evidence>``, and one that ran out of time or memory one saying so (``timeout: ...``),
     so such an attempt is never plausible. Raises SandboxError."""
     from rules.grade import grade
-
     from rules.prove import environmental
 
     g = grade(pretest_dir, work_tree, image=image, limits=limits, expected=expected)
