@@ -194,6 +194,54 @@ def test_a_work_tree_with_odd_files_becomes_a_patch_that_lays_it_whole(tmp_path,
         assert f.read() == files[b"calc/latin.py"]
 
 
+CHANGES = {
+    "empty-file": lambda w: (w / "calc/empty.py").write_bytes(b""),
+    "mode-change": lambda w: (w / "README.md").chmod(0o755),
+    "delete": lambda w: (w / "tests/test_other.py").unlink(),
+    "file-to-folder": lambda w: ((w / "README.md").unlink(), (w / "README.md").mkdir(),
+                                 (w / "README.md" / "x.txt").write_text("x\n")),
+    "crlf": lambda w: (w / "calc/__init__.py").write_bytes(FIXED_SOURCE.replace("\n", "\r\n").encode()),
+    "no-final-newline": lambda w: (w / "calc/__init__.py").write_bytes(FIXED_SOURCE.rstrip("\n").encode()),
+    "large-file": lambda w: (w / "calc/big.txt").write_bytes(b"x\n" * 5_000_000),
+    "attributes-no-diff": lambda w: ((w / ".gitattributes").write_text("*.py -diff\n"),
+                                     (w / "calc/__init__.py").write_text(FIXED_SOURCE)),
+    "attributes-crlf": lambda w: ((w / ".gitattributes").write_text("* text eol=crlf\n"),
+                                  (w / "calc/__init__.py").write_text(FIXED_SOURCE)),
+    "ignored-folder": lambda w: ((w / ".gitignore").write_text("calc/\n"), (w / "calc/__init__.py").write_text(FIXED_SOURCE)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGES))
+def test_a_work_tree_change_reaches_the_grading_as_made(tmp_path, name):
+    """What a trial grades (its patch laid on a fresh base) is the work tree as the agent left it, whatever the
+    kind of change: a right fix is never lost to lab's own diff and apply (that would be lab's failure counted
+    as the agent's)."""
+    import subprocess
+
+    from rules.prove import lay_work_tree
+    from rules.trial import graded_tree
+
+    repos, records = make_calc(tmp_path / "src")
+    env = swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
+                       setup_source=False)
+    rendered = swebench.render(swebench._instance(records[0]), env, str(repos))
+    task = tmp_path / "task"
+    for rel, (data, mode) in rendered.task_files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+        (task / rel).chmod(mode)
+    work = tmp_path / "work"
+    lay_work_tree(task, work)
+    CHANGES[name](work)
+    tree, note = graded_tree(task, work, tmp_path / "graded")
+    assert note == ""
+    diff = subprocess.run(["diff", "-r", "--no-dereference", "-x", ".git", str(work), str(tree)], capture_output=True,
+                          text=True)
+    assert diff.returncode == 0, diff.stdout[:2000]
+    if (work / "README.md").is_file():
+        assert (work / "README.md").stat().st_mode == (tree / "README.md").stat().st_mode
+
+
 # ---- the fixture swe tier in the real engine ----
 
 PKG_SETUP = 'from setuptools import setup\n\nsetup(name="calc", version="0.1", packages=["calc"])\n'
