@@ -530,7 +530,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
         "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
         "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
-        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude),
+        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
         "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
         "graded": "patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
     }
@@ -552,16 +552,22 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     return out
 
 
-def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = ()) -> str:
+def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = (),
+             prepare: tuple[str, ...] | list[str] = ()) -> str:
     """The command that runs the repository's pre-existing tests of the files the held-out patch touches, at
     their base version, from the work tree's root (never a held-out test: only files that exist at base).
     ``deselect``: test names of those files that must never run where an agent's container may have a network
-    (the environment's ``exclude``: they connect to outside or private-range addresses by design)."""
+    (the environment's ``exclude``: they connect to outside or private-range addresses by design). ``prepare``:
+    the environment's shell lines check.sh runs before the tests (pytest's own repository needs its version
+    file, which no commit holds), run first and joined with ``&&``, so the agent's tests run as the grading's do.
+    ``pythonpath`` is the grading's (``/work/src``: the agent's work tree is ``/work`` too)."""
     if not files:
         return ""
-    env = f"PYTHONPATH={os.path.relpath(pythonpath, '/work')} " if pythonpath else ""
+    # an absolute path: tests that run pytest again from another folder (pytester) must import the work tree's copy
+    env = f"PYTHONPATH={pythonpath} " if pythonpath else ""
     skip = "".join(f" --deselect {shlex.quote(n)}" for n in deselect if n.split("::", 1)[0] in files)
-    return f"{env}python -m pytest -rA -p no:cacheprovider" + skip + " " + " ".join(files)
+    first = "".join(f"{line} && " for line in prepare)
+    return f"{first}{env}python -m pytest -rA -p no:cacheprovider" + skip + " " + " ".join(files)
 
 
 # ---- environment images ----
@@ -586,7 +592,7 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     start = time.monotonic()
     base = sandbox.ensure_base_image(env.base, log=log)
     files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
-             "constraints.txt": ("\n".join(env.pins) + "\n").encode()}
+             "constraints.txt": ("\n".join(env.pins) + "\n").encode(), "strip_installed.py": STRIP_INSTALLED.encode()}
     if env.setup_source:
         with tarfile.open(fileobj=io.BytesIO(tree_tar(repo, setup_commit))) as tf:
             for m in tf.getmembers():
@@ -599,6 +605,44 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
              "packages": probe.output.split()}
     write_json(images.stamp_path(env.stamp_name), stamp, only_if_changed=True)
     return stamp
+
+
+# What no stage may find: the repository's own copy that an environment image installs from its environment-setup
+# commit (``pip install .``). That commit is often *after* the instance's fix (SWE-bench's environment_setup_commit
+# is the last commit of its version): pallets__flask-4992's fix was in the installed flask of lab/swe-env:flask-2.3,
+# where an agent could copy it, and a patch that only made ``import flask`` load the installed copy was resolved.
+# The image keeps the distribution's metadata (version, entry points, scripts) and loses its code; the work tree's
+# copy, on the path, is what every stage imports. Run by the image's Python as the last step of its build.
+STRIP_INSTALLED = r"""
+import glob, json, os, shutil
+
+for info in sorted(glob.glob("/opt/lab/venv/lib/python3*/site-packages/*.dist-info")):
+    try:
+        with open(os.path.join(info, "direct_url.json")) as f:
+            url = json.load(f).get("url", "")
+    except (OSError, ValueError):
+        continue
+    if not url.startswith("file:///opt/lab/setup"):
+        continue
+    site = os.path.dirname(info)
+    tops = set()
+    with open(os.path.join(info, "RECORD")) as f:
+        for line in f:
+            rel = line.rsplit(",", 2)[0]
+            path = os.path.normpath(os.path.join(site, rel))
+            if not path.startswith(site + os.sep) or path.startswith(info + os.sep):
+                continue  # scripts outside site-packages and the metadata stay
+            tops.add(os.path.relpath(path, site).split(os.sep)[0])
+            if os.path.isfile(path) or os.path.islink(path):
+                os.remove(path)
+    for top in tops:  # then byte code and the folders left empty (a folder another distribution shares stays)
+        for folder, dirs, files in os.walk(os.path.join(site, top), topdown=False):
+            if os.path.basename(folder) == "__pycache__":
+                shutil.rmtree(folder)
+            elif not os.listdir(folder):
+                os.rmdir(folder)
+    print(f"lab: removed the code of {os.path.basename(info)} ({', '.join(sorted(tops))}); kept its metadata")
+"""
 
 
 # ---- proof ----
@@ -748,6 +792,18 @@ def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: li
     return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
 
 
+def _bytes_behind(text: str) -> bool:
+    """Whether ``text`` stands for bytes (``rules.upstream.patch_bytes``): UTF-8, with the bytes of a file in another
+    encoding as ``\\udc80``-``\\udcff``; JSON may carry other lone surrogates such as ``\\ud800``, which do not."""
+    from rules.upstream import patch_bytes
+
+    try:
+        patch_bytes(text)
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     """Grade one prediction against the published task of its instance, with the held-out tests, and write its
     log folder ``out_dir/<instance_id>/`` (``patch.diff``, ``test_output.txt``, ``report.json``). Returns the
@@ -761,14 +817,23 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
 
     iid = record["instance_id"]
     patch = record.get("model_patch") or ""
-    task_dir = suite.tasks_dir / iid
-    logs = out_dir / iid
     report = {"instance_id": iid, "model_name_or_path": record.get("model_name_or_path"), "status": "error",
               "reason": "", "verdict": None, "evidence": [], "tests_status": None, "seconds": 0.0}
     start = time.monotonic()
-    write_atomic(logs / "patch.diff", patch)
+    if not isinstance(iid, str) or iid not in published(suite):
+        # an id is a folder name under tasks/ and evaluations/: only a published task's own name is one (never a
+        # path such as ../x or /x, nor a second spelling of a published task counted twice); nothing is written
+        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+        return report
+    if not isinstance(patch, str) or not _bytes_behind(patch):  # an error of the file, never (un)resolved
+        patch, report["reason"] = "", "model_patch is not text (a JSON string standing for a patch's bytes)"
+    task_dir = suite.tasks_dir / iid
+    logs = out_dir / iid
+    write_atomic(logs / "patch.diff", patch.encode("utf-8", "surrogateescape"))
     meta = read_json(task_dir / "task.json")
-    if not (task_dir / "tests.json").is_file() or not meta:
+    if report["reason"]:
+        pass  # the patch is no text: an error, never graded
+    elif not (task_dir / "tests.json").is_file() or not meta:
         report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
     elif not patch.strip():
         report["status"], report["reason"] = "empty_patch", "the prediction has no patch"
@@ -934,7 +999,6 @@ def lint_errors(work_tree: Path, paths: list[str]) -> list[str]:
 def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
     """A task folder at ``dest`` whose ``check.sh`` is ``script`` (the pre-existing tests: ``render(...)
     .pretest``), sharing the task's ``task.json`` and ``workspace.tar`` (hard links where possible)."""
-    import os
     import shutil
 
     dest.mkdir(parents=True, exist_ok=True)
@@ -950,45 +1014,58 @@ def pretest_task(task_dir: Path, script: str, dest: Path) -> Path:
 
 def pretest_baseline(pretest_dir: Path, task_dir: Path, *, image: str, limits: Limits) -> list[str]:
     """The ids of the pre-existing tests that pass on the untouched base (what an attempt must not break).
-    Raises SandboxError."""
+    Raises SandboxError, also when the run ran out of time or memory (the machine's doing, not the base's: a
+    baseline cut short would let later attempts break the tests it never saw pass)."""
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.prove import environmental, lay_work_tree
+    from rules.sandbox import SandboxError
 
     with tempfile.TemporaryDirectory(prefix="lab-pretest-") as tmp:
         lay_work_tree(Path(task_dir), Path(tmp) / "base")
-        return grade(pretest_dir, Path(tmp) / "base", image=image, limits=limits, expected=None).tests
+        g = grade(pretest_dir, Path(tmp) / "base", image=image, limits=limits, expected=None)
+    why = environmental(g)
+    if why:
+        raise SandboxError(f"the pre-existing tests did not finish on the untouched base ({why}, limit "
+                           f"{limits.timeout:g} s): nothing was kept; run again when the machine is less busy")
+    return g.tests
 
 
 def pretest_failures(pretest_dir: Path, work_tree: Path, expected: list[str], *, image: str,
                      limits: Limits) -> list[str]:
     """Which of the ``expected`` pre-existing tests (those that passed at base) do not pass on ``work_tree``,
     run offline in the task's image; a run whose report shows signs of forging (a ``tampered`` verdict) adds
-    one entry, ``tampered: <evidence>``, so such an attempt is never plausible. Raises SandboxError."""
+    one entry, ``tampered: <evidence>``, and one that ran out of time or memory one saying so (``timeout: ...``),
+    so such an attempt is never plausible. Raises SandboxError."""
     from rules.grade import grade
+    from rules.prove import environmental
 
     g = grade(pretest_dir, work_tree, image=image, limits=limits, expected=expected)
     tampered = [f"tampered: {'; '.join(g.evidence)[:300]}"] if g.verdict == "tampered" else []
-    return sorted(set(expected) - set(g.tests)) + tampered
+    why = environmental(g)
+    cut = [f"{why}: the pre-existing tests did not finish"] if why else []
+    return sorted(set(expected) - set(g.tests)) + tampered + cut
 
 
 def measure(task_dir: Path, work_tree: Path, n: int, agent: str,
             broken: Callable[[Path], list[str]] = lambda tree: []) -> Attempt:
     """The outcomes of attempt ``n`` (by ``agent``) left in ``work_tree``: its patch against the base, whether
     that patch is non-empty and applies to a fresh base, the syntax errors of the Python files it changes, and
-    ``broken(work_tree)`` (the pre-existing tests it breaks, e.g. ``pretest_failures`` bound to a task)."""
+    ``broken(tree)`` (the pre-existing tests it breaks, e.g. ``pretest_failures`` bound to a task). Lint and the
+    pre-existing tests are measured on the patch laid on a fresh base, the tree the held-out grading and a
+    prediction of it see, never on the work tree itself: files the patch leaves out (those the work tree's own
+    ``.gitignore`` hides, byte code) must not make an attempt look plausible."""
     from rules.prove import lay_work_tree
     from rules.upstream import apply_patch
 
     patch = work_patch(task_dir, work_tree)
-    edit = None
     if not patch.strip():
-        edit = "the attempt changed nothing"
-    else:
-        with tempfile.TemporaryDirectory(prefix="lab-apply-") as tmp:
-            lay_work_tree(Path(task_dir), Path(tmp) / "base")
-            problem = apply_patch(Path(tmp) / "base", patch)
-            edit = f"the patch does not apply: {problem}" if problem else None
-    return Attempt(n, agent, patch, edit, lint_errors(work_tree, patch_paths(patch)), broken(work_tree) if patch.strip() else [])
+        return Attempt(n, agent, patch, "the attempt changed nothing", [], [])
+    with tempfile.TemporaryDirectory(prefix="lab-apply-") as tmp:
+        tree = Path(tmp) / "base"
+        lay_work_tree(Path(task_dir), tree)
+        problem = apply_patch(tree, patch)
+        edit = f"the patch does not apply: {problem}" if problem else None
+        return Attempt(n, agent, patch, edit, lint_errors(tree, patch_paths(patch)), broken(tree))
 
 
 def until_plausible(attempts: int, make: Callable[[int], Attempt | None]) -> list[Attempt]:

@@ -45,6 +45,7 @@ from rules.files import read_json, write_atomic, write_json
 from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest,
                          current_grader_id, error_warning, kept_work, printable, progress, progress_line,
                          regrade_trial, summary_line, task_digest, trial_folder, trial_state, unpack_work)
+from rules.upstream import patch_bytes
 
 SWE_TRIAL_FORMAT = 1  # version of a swe trial's result.json and of its key
 TIER = swebench.TIER
@@ -281,7 +282,7 @@ def run_swe_trial(st: SweTrial, environ: Mapping[str, str] = os.environ, backend
                 return None
             a = _measure(st, n, r, broken)
             rec.update(a.to_json())
-            write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", a.patch)
+            write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", patch_bytes(a.patch))
             print(f"{result['task']}: attempt {n}/{st.attempts} by {t.agent.label}: "
                   + ("plausible" if a.plausible else f"not plausible ({_problems(a)})"), flush=True)
             return a
@@ -289,7 +290,7 @@ def run_swe_trial(st: SweTrial, environ: Mapping[str, str] = os.environ, backend
         made = swebench.until_plausible(st.attempts, make)
         if result["error"] is None:
             _choose(result, made)
-            write_atomic(st.run_dir / "patch.diff", made[result["chosen"]].patch)
+            write_atomic(st.run_dir / "patch.diff", patch_bytes(made[result["chosen"]].patch))
     except (sandbox.SandboxError, TrialError) as exc:
         result.update(status="error", error=str(exc), error_kind="infrastructure")
     finally:
@@ -352,7 +353,8 @@ def write_run_predictions(suite: Suite, run: str) -> Path:
         if "@" in path.parent.name or not isinstance(r, dict) or r.get("status") not in FINISHED:
             continue
         diff = path.parent / "patch.diff"
-        patches[str(r.get("task") or path.parent.name)] = diff.read_text(encoding="utf-8") if diff.is_file() else ""
+        patches[str(r.get("task") or path.parent.name)] = (diff.read_text(encoding="utf-8", errors="surrogateescape")
+                                                           if diff.is_file() else "")
     with _predictions_lock:
         return swebench.write_predictions(suite, run, run, patches)
 

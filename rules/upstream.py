@@ -354,14 +354,26 @@ def _numstat_paths(text: str) -> list[str]:
     return sorted(set(out))
 
 
+def patch_bytes(patch: str) -> bytes:
+    """The bytes of a patch held as text: UTF-8, with the bytes that are not (``diff_against`` reads git's output
+    with ``surrogateescape``, so a file in another encoding keeps them as ``\\udc80``-``\\udcff``) restored.
+    Raises UnicodeEncodeError for other lone surrogates (``\\ud800``): no bytes stand behind them."""
+    return patch.encode("utf-8", "surrogateescape")
+
+
 def apply_patch(work_tree: Path, patch: str) -> str | None:
     """Apply ``patch`` to the files of ``work_tree`` (a folder laid by a task's setup.sh, a repository of lab's
     making: never run git in a tree an agent has had). Returns None when it
-    applied, else git's one-line reason (nothing is changed then: ``git apply`` is all or nothing)."""
+    applied, else git's one-line reason (nothing is changed then: ``git apply`` is all or nothing), also when
+    the patch holds characters no bytes stand behind."""
     git = _git()
     with tempfile.TemporaryDirectory(prefix="lab-patch-") as tmp:
         patch_file = Path(tmp) / "change.patch"
-        patch_file.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
+        # a patch of files that are not UTF-8 comes from diff_against with its bytes as surrogates: write them back
+        try:
+            patch_file.write_bytes(patch_bytes(patch if patch.endswith("\n") else patch + "\n"))
+        except UnicodeEncodeError:
+            return "the patch holds characters that are no bytes (lone surrogates)"
         try:
             git.Git(str(work_tree)).execute(["git", "apply", "--whitespace=nowarn", str(patch_file)])
         except git.exc.GitCommandError as exc:
