@@ -187,7 +187,7 @@ def test_unknown_variables_are_named_with_the_known_ones(tmp_path):
     for bad in ("lang=go", "agnet=noop"):
         res = run_doit(home, "list", bad, timeout=120)
         name = bad.split("=")[0]
-        assert res.code != 0 and f"unknown variable(s) {name}=; lab knows agent=, all=" in res.stderr, res.stderr
+        assert res.code != 0 and f"unknown variable(s) {name}=; lab knows agent=, agents=, all=" in res.stderr, res.stderr
         assert "model=" in res.stderr and "langs=" in res.stderr
     assert run_doit(home, "list", "langs=go", "model=x", timeout=120).code == 0
 
