@@ -35,7 +35,7 @@ from typing import Callable
 
 from rules.config import STATE, TEMPLATES, Limits, Suite
 from rules.files import read_json, write_atomic, write_json
-from rules.tier import ImageSpec, Rejected, Selection, TaskSpec, flag
+from rules.tier import ImageSpec, Rejected, Selection, TaskSpec, Unavailable, flag
 
 TIER = "swe"
 TASK_FORMAT = 2  # version of task.json (bump when its fields change meaning: every swe task renders again)
@@ -436,7 +436,7 @@ class SweTier:
             specs.append(TaskSpec(
                 name=iid, groups={"language": "python", "exercise": iid, "repo": inst.repo},
                 deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
-                                          "env": env.digest() if env else None},
+                                          "env": env.digest() if env else None, "repos": repos},
                 image=env.tag if env else "",
                 image_stamp=images.stamp_path(env.stamp_name) if env else None,
                 source=(inst, env, repos, float(suite.prove.timeout))))
@@ -473,7 +473,8 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.aider.Rendered``:
     task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
     ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
-    environment for its repository and version, a patch that does not apply, test names without an id)."""
+    environment for its repository and version, a patch that does not apply, test names without an id) and
+    Unavailable (its repository cannot be cloned or is not under ``repos``)."""
     import io
     import tarfile
 
@@ -485,6 +486,9 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/swebench.py ENVS)")
     try:
         repo = repo_dir(inst.repo, repos)
+    except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection
+        raise Unavailable(str(exc)) from None
+    try:
         tar = tree_tar(repo, inst.base_commit)
         gold = patched_files(repo, inst.base_commit, inst.patch)
         tests_after = patched_files(repo, inst.base_commit, inst.test_patch)

@@ -44,7 +44,8 @@ from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json
 from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest,
                          current_grader_id, error_warning, kept_work, printable, progress, progress_line,
-                         regrade_trial, summary_line, task_digest, trial_folder, trial_state, unpack_work)
+                         regrade_trial, stored_result, summary_line, task_digest, trial_folder, trial_state,
+                         unpack_work)
 from rules.upstream import patch_bytes
 
 SWE_TRIAL_FORMAT = 1  # version of a swe trial's result.json and of its key
@@ -380,7 +381,7 @@ def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, a
                        repeat: int = 1) -> bool:
     """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``."""
     st = make_swe_trial(agents, task, attempts, run, repeat)
-    return state(read_json(st.run_dir / "result.json"), st) == "current"
+    return state(stored_result(st.run_dir), st) == "current"
 
 
 def eval_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, folders: list[str], since: float,
@@ -391,7 +392,7 @@ def eval_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, folde
     st = make_swe_trial(agents, task, attempts, run, repeat)
     runs = st.run_dir.parent
     write_json(runs / "run.json", run_record(list(st.agents), attempts, run), only_if_changed=True)
-    stored = read_json(st.run_dir / "result.json")
+    stored = stored_result(st.run_dir)
     grader_id = current_grader_id(st.image, fresh=True)
     how = state(stored, st, grader_id)
     if how == "current":

@@ -205,9 +205,9 @@ def task_image():
     }
 
 
-def _render(tier: str, spec) -> None:
+def _render(tier: str, spec):
     from rules.build import stage
-    from rules.tier import Rejected
+    from rules.tier import Rejected, Unavailable
 
     suite = load_suite(tier)
     try:
@@ -215,6 +215,9 @@ def _render(tier: str, spec) -> None:
         stage(suite.build_dir / spec.name, r.task_files, r.answer_files, None, r.meta)
     except Rejected as exc:
         stage(suite.build_dir / spec.name, None, None, str(exc), {"task": spec.name, **spec.groups})
+    except Unavailable as exc:  # nothing recorded: the next command tries again (e.g. with repos=DIR)
+        return TaskFailed(f"{spec.name}: {exc}")
+    return None
 
 
 _progress: dict = {}  # tier → Progress of this run's proofs
@@ -344,6 +347,9 @@ def _evaluate(predictions: str | None, dataset: str | None) -> None:
         return TaskFailed("give predictions=FILE (SWE-bench JSONL: instance_id, model_name_or_path, model_patch), "
                           "or predictions=gold / predictions=empty")
     suite = load_suite("swe")
+    if not swebench.published(suite):
+        return TaskFailed(f"no published swe tasks in {suite.dir}: run `doit gen:swe` first (the held-out tests "
+                          "grade only published tasks)")
     try:
         path = Path(predictions)
         if predictions in swebench.PSEUDO and not path.exists():
@@ -660,6 +666,10 @@ def task_eval():
     if tier == "swe":
         yield from _swe_eval(suite, agents, runs, problem, tasks)
         return
+    for name in ("agents", "attempts"):
+        if get_var(name) is not None:
+            raise SystemExit(f"{name}= is the swe tier's (retry until plausible): add suite=swe, or give "
+                             "agent=NAME alone for this tier")
     tries, repeat = _whole("tries", TRIES), _whole("repeat", 1)
     backend, cluster = _backend()
     since = time.time()

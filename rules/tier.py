@@ -27,6 +27,11 @@ class Rejected(Exception):
     """A task cannot be rendered; the message is the reason recorded in its proof and the manifest."""
 
 
+class Unavailable(Exception):
+    """A task's source cannot be reached here (a repository that does not clone): nothing is recorded, the
+    command fails with the message (naming the fix), and the next command tries again."""
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """One task a tier can render: its stable ``name``; ``groups`` (labels such as ``{"language": "go"}`` or

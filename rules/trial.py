@@ -48,7 +48,7 @@ from typing import Callable, Iterator, Mapping
 
 from rules import disk, sandbox
 from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_usage
-from rules.config import Limits
+from rules.config import ConfigError, Limits
 from rules.files import read_json, sha256_bytes, tree_digest, write_atomic, write_json
 from rules.grade import grade
 from rules.prove import lay_work_tree
@@ -683,7 +683,8 @@ def regrade_agent(tier: str, agent_name: str, log=sys.stdout) -> dict:
 
     A trial is re-graded when it finished and the task the agent saw is unchanged (prompt, stub, setup,
     workspace); others are listed as needing a run. Returns counts ``{"regraded", "changed", "rerun",
-    "skipped"}``. Raises ConfigError for an unknown tier; SandboxError when the grader cannot run.
+    "skipped"}``. Raises ConfigError for an unknown tier or an agent with no stored trials; SandboxError when
+    the grader cannot run.
     """
     from rules import images
     from rules.config import load_suite
@@ -694,12 +695,13 @@ def regrade_agent(tier: str, agent_name: str, log=sys.stdout) -> dict:
         raise sandbox.SandboxError(f"grader image {images.GRADER!r} is missing; build it with `doit image`")
     counts = {"regraded": 0, "changed": 0, "rerun": 0, "skipped": 0}
     runs = sorted(p for p in suite.runs_dir.glob("*") if p.is_dir()) if suite.runs_dir.is_dir() else []
-    for run in runs:
-        meta = read_json(run / "run.json") or {}
-        if (meta.get("agent") or run.name) != agent_name:
-            continue
+    mine = [run for run in runs if ((read_json(run / "run.json") or {}).get("agent") or run.name) == agent_name]
+    if not mine:
+        raise ConfigError(f"no stored trials of agent {agent_name!r} in {suite.runs_dir} (runs there: "
+                          f"{', '.join(r.name for r in runs) or 'none'}); `doit run agent={agent_name}` makes some")
+    for run in mine:
         for path in sorted(run.glob("*/result.json")):
-            result = read_json(path)
+            result = stored_result(path.parent)
             task = path.parent.name.split("@", 1)[0]
             task_dir = suite.tasks_dir / task
             where = f"{run.name}/{path.parent.name}"
@@ -757,7 +759,7 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
     first = now
     for task in tasks:
         path = Path(run_root) / task / "result.json"
-        result = read_json(path)
+        result = stored_result(path.parent)
         if not isinstance(result, dict):
             continue
         if result.get("status") == "error":
@@ -801,6 +803,16 @@ def summary_line(result: dict) -> str:
 # ---- one trial of a run, as the eval task runs it ----
 
 
+def stored_result(run_dir: Path) -> dict | None:
+    """The trial's stored ``result.json`` in ``run_dir``, or None when there is none or it does not parse (a
+    damaged record counts as missing: the trial runs again and replaces it)."""
+    try:
+        result = read_json(Path(run_dir) / "result.json")
+    except ValueError:
+        return None
+    return result if isinstance(result, dict) else None
+
+
 def trial_folder(task: str, repeat: int = 1) -> str:
     """The trial's folder name in its run folder: ``<task>`` for repeat 1, ``<task>@<repeat>`` from 2 on."""
     return task if repeat == 1 else f"{task}@{repeat}"
@@ -830,7 +842,7 @@ def trial_uptodate(tier: str, agent_name: str, task: str, tries: int, settings: 
                    repeat: int = 1, run: str | None = None) -> bool:
     """doit's up-to-date check of a trial task: True exactly when ``trial_state`` says ``current``."""
     t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
-    return trial_state(read_json(t.run_dir / "result.json"), t) == "current"
+    return trial_state(stored_result(t.run_dir), t) == "current"
 
 
 def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | None = None) -> str | None:
@@ -838,7 +850,7 @@ def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | N
     count and the first error; else None. The run has ended when every task has a result and no ``error``
     is older than ``since`` (the run's start, epoch seconds: such a trial is still to be retried by it)."""
     paths = [Path(run_root) / task / "result.json" for task in tasks]
-    results = [read_json(p) for p in paths]
+    results = [stored_result(p.parent) for p in paths]
     if not tasks or not all(isinstance(r, dict) for r in results):
         return None
     if since is not None and any(r.get("status") == "error" and p.stat().st_mtime < since
@@ -874,7 +886,7 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
     agent, runs = t.agent, t.run_dir.parent
     folder = t.run_dir.name
     write_json(runs / "run.json", agent.run_record(t.run), only_if_changed=True)
-    stored = read_json(t.run_dir / "result.json")
+    stored = stored_result(t.run_dir)
     grader_id = current_grader_id(t.grader_image, fresh=True)
     state = trial_state(stored, t, grader_id)
     if state == "current":

@@ -312,3 +312,19 @@ def test_agents_get_the_pre_existing_test_command_through_the_test_cmd_placehold
 def test_log_fragments_in_the_dataset_lists_are_no_tests():
     assert swebench.test_name("tests/t.py::test_x[1]") and swebench.test_name("test_issue_123")
     assert not any(map(swebench.test_name, ["[100%]", "[", "[100%]------------------------------"]))
+
+
+def test_a_repository_that_cannot_be_reached_is_no_rejection_and_the_fix_works(tmp_path):
+    make_calc(tmp_path / "src")
+    home = tmp_path / "home"
+    write_suite(home, make_upstream(tmp_path / "upstream"))
+    write_swe_suite(home, tmp_path / "src")
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    res = run_doit(home, "gen:swe/lab__calc-1", f"repos={empty}")
+    assert res.code != 0 and f"repos={empty} has no clone of lab/calc" in res.stdout + res.stderr
+    assert not (home / ".lab" / "build" / "swe" / "lab__calc-1" / "render.json").exists()
+    res = run_doit(home, "gen:swe/lab__calc-1", f"repos={tmp_path / 'src' / 'repos'}")
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    render = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "render.json").read_text())
+    assert render["error"] is None

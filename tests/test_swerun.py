@@ -160,3 +160,13 @@ def test_a_grading_change_regrades_the_kept_attempts_without_the_agents(home):
     assert {str(p.relative_to(run_dir)): p.stat().st_mtime_ns for p in run_dir.glob("attempt-*/agent-1.log")} == logs
     assert (after["chosen"], after["status"], after["graded"]["regraded"]) == (before["chosen"], "pass", True)
     assert after["key"]["grade"]["check_digest"] != before["key"]["grade"]["check_digest"]
+
+
+@docker
+def test_a_damaged_record_is_run_again_not_a_crash(home):
+    _run(home, "agent=noop")
+    path = home / "evals" / "swe" / "runs" / "noop" / TASK / "result.json"
+    path.write_text('{"broken')
+    res = _run(home, "agent=noop")
+    assert f"eval:noop/{TASK}" in res.executed("eval:"), res.stdout[-2000:]
+    assert json.loads(path.read_text())["status"] == "fail"
