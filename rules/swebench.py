@@ -11,8 +11,8 @@ A task (``evals/swe/tasks/<instance_id>/``): ``prompt.txt`` (the issue text; hin
 ``templates/swe/check.sh.j2``) and ``task.json`` (its ``image``: the environment image of its repository and
 version). The reference solution (``evals/swe/answers/<id>/``) is the gold patch's files.
 
-Environments are lab's own table ``ENVS`` (Python, install steps, pins, recorded from the study in
-shared/notes/swe-tier-data.md): one image per (repository, version) group, built once and stamped.
+Environments are lab's own table ``ENVS`` (Python, install steps, pins, recorded from a study of
+these instances on this machine kind, evals/swe/NOTES.md): one image per (repository, version) group, built once and stamped.
 
 Test identity: a SWE-bench test name ``path.py::Class::test[param]`` is the pytest node id; the JUnit report
 pytest writes names it ``path.Class::test[param]`` (``junit_id``). sympy's names are bare function names; each
@@ -111,7 +111,7 @@ _PY8 = ("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup=
 _PYLINT = ("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
            "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0 toml")
 
-# Lab's own table, recorded from the study (shared/notes/swe-tier-data.md) and the era pins of each project.
+# Lab's own table, recorded from a study of these instances (evals/swe/NOTES.md) and the era pins of each project.
 ENVS: tuple[Env, ...] = (
     Env("flask-2.3", "pallets/flask", ("2.3",), "3.11", "bookworm",
         install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
