@@ -14,11 +14,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from rules.config import Limits
 from rules.files import write_atomic
-from rules.grade import Grade, grade, grade_proof
+from rules.grade import BatchRun, Grade, grade, grade_batch, grade_proof
 
 PROOF_FORMAT = 2
 CACHE_VOLUME = "lab-cache-prove"
@@ -121,6 +122,117 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
                 record["status"] = "kept"
     record["seconds"] = round(time.monotonic() - start, 3)
     return record
+
+
+@dataclass(frozen=True)
+class BatchRunner:
+    """How a track proves several tasks in one container and one runner start: ``template`` (its batch.sh, under
+    templates/, rendered with ``runs``, ``sessions`` and ``timeout``) and ``shared_names`` (True: the runs of one
+    runner session share one module namespace, as pytest's do; then a reference and its stub go to different
+    sessions, and a task whose top-level module names another task of the batch also has, or the standard
+    library's, is proven alone)."""
+
+    template: str
+    shared_names: bool
+
+
+# (tier, language) → its batch runner; a track not here is proven task by task (rules.grade.grade_proof)
+BATCH_RUNNERS = {
+    ("aider", "javascript"): BatchRunner("aider/javascript/batch.sh.j2", shared_names=False),
+    ("aider", "python"): BatchRunner("aider/python/batch.sh.j2", shared_names=True),
+}
+BATCH_MAX = 25  # tasks in one batch container at most (a batch that fails costs each of them a proof of its own)
+# besides the standard library's: what pytest imports while it runs the tests
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "conftest", "exceptiongroup",
+                            "tomli", "pygments", "colorama"})
+
+
+def batch_runner(meta: dict) -> BatchRunner | None:
+    """The batch runner of a rendered task (its ``task.json``), or None when its track proves task by task."""
+    return BATCH_RUNNERS.get((meta.get("tier"), meta.get("language")))
+
+
+@dataclass
+class BatchItem:
+    """One task to prove in a batch: ``task_dir``, ``answer_dir`` (its reference solution), ``meta`` (its
+    task.json) and ``log_dir`` (for reference.log and stub.log; None: no logs)."""
+
+    task_dir: Path
+    answer_dir: Path
+    meta: dict
+    log_dir: Path | None = None
+
+
+def _top_names(tree: Path) -> set[str]:
+    """The module names a work tree puts on a shared ``sys.path``: its top-level *.py files and folders."""
+    return {p.stem if p.suffix == ".py" else p.name for p in tree.iterdir()
+            if (p.is_file() and p.suffix == ".py") or p.is_dir()}
+
+
+def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_volume: str = CACHE_VOLUME) -> dict:
+    """Prove several tasks of one track in ONE container with one start of the track's runner per session
+    (``rules.grade.grade_batch``; the track's ``BatchRunner``). Returns task → proof record (as ``prove``
+    writes it, plus ``batch``: ``{"size": tasks in the batch, "seconds": its container's wall clock}``) for
+    each task whose batch proof is one a proof of its own would give: the reference passed, and the stub
+    failed with both of its canaries reported and nothing environmental. Every other task (the reference did
+    not pass, the stub passed or was cut short, it could not be laid out or batched) is left out of the result:
+    the caller proves it alone, so a batch never decides a rejection, a free task or anything unusual, and
+    one task's failure never touches another's. Trusted code only. Raises SandboxError as ``grade`` does.
+    """
+    from rules.render import render
+
+    if not items:
+        return {}
+    runner = batch_runner(items[0].meta)
+    if runner is None or any(batch_runner(i.meta) != runner for i in items):
+        raise ValueError("prove_batch: every task of a batch must be of one track with a batch runner")
+    start = time.monotonic()
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="lab-prove-batch-") as tmp:
+        chosen: list[tuple[BatchItem, Path, Path]] = []
+        taken: set[str] = set()
+        stdlib = set(getattr(sys, "stdlib_module_names", ())) | RUNNER_MODULES
+        for k, item in enumerate(items):
+            ref_tree, stub_tree = Path(tmp) / f"{k}-reference", Path(tmp) / f"{k}-stub"
+            try:
+                lay_work_tree(item.task_dir, ref_tree, item.answer_dir)
+                lay_work_tree(item.task_dir, stub_tree)
+            except RuntimeError:
+                continue  # its own proof says why
+            if runner.shared_names:
+                names = _top_names(ref_tree) | _top_names(stub_tree)
+                if names & (taken | stdlib):
+                    continue
+                taken |= names
+            chosen.append((item, ref_tree, stub_tree))
+        if len(chosen) < 2:
+            return {}
+        m = len(chosen)
+        runs = [BatchRun(i.task_dir, ref) for i, ref, _ in chosen]
+        runs += [BatchRun(i.task_dir, stub, against=k) for k, (i, _, stub) in enumerate(chosen)]
+        described = [{"n": n, "test_files": (chosen[(n - 1) % m][0].meta.get("test_files") or [])}
+                     for n in range(1, 2 * m + 1)]
+        sessions = [described[:m], described[m:]] if runner.shared_names else [described]
+        script = render(runner.template, runs=described, sessions=sessions, timeout=max(60, int(limits.timeout) - 30))
+        logs = [(i.log_dir / "reference.log") if i.log_dir else None for i, _, _ in chosen]
+        logs += [(i.log_dir / "stub.log") if i.log_dir else None for i, _, _ in chosen]
+        graded = grade_batch(runs, script, image=image, limits=limits, cache_volume=cache_volume, log_paths=logs)
+        seconds = round(time.monotonic() - start, 3)
+        for k, (item, _, _) in enumerate(chosen):
+            ref, stub = graded[k], graded[m + k]
+            if ref is None or stub is None:
+                continue
+            (r, r_complete), (s, s_complete) = ref, stub
+            if not (r.verdict == "pass" and r_complete and s.verdict == "fail" and s_complete
+                    and not environmental(r) and not environmental(s)):
+                continue
+            meta = item.meta
+            out[meta["task"]] = {
+                "version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
+                "exercise": meta["exercise"], "status": "kept", "reason": "", "environmental": None,
+                "tests": r.tests, "reference": r.to_json(), "stub": s.to_json(),
+                "seconds": round(r.seconds + s.seconds, 3), "batch": {"size": m, "seconds": seconds}}
+    return out
 
 
 def _main(argv: list[str]) -> int:
