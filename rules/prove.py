@@ -213,7 +213,9 @@ def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_vol
         described = [{"n": n, "test_files": (chosen[(n - 1) % m][0].meta.get("test_files") or [])}
                      for n in range(1, 2 * m + 1)]
         sessions = [described[:m], described[m:]] if runner.shared_names else [described]
-        script = render(runner.template, runs=described, sessions=sessions, timeout=max(60, int(limits.timeout) - 30))
+        # the runner's own timeout ends before the container's, so a batch that runs too long still reports
+        timeout = int(limits.timeout - min(30, limits.timeout / 4))
+        script = render(runner.template, runs=described, sessions=sessions, timeout=timeout)
         logs = [(i.log_dir / "reference.log") if i.log_dir else None for i, _, _ in chosen]
         logs += [(i.log_dir / "stub.log") if i.log_dir else None for i, _, _ in chosen]
         graded = grade_batch(runs, script, image=image, limits=limits, cache_volume=cache_volume, log_paths=logs)

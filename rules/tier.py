@@ -123,7 +123,7 @@ class AiderTier:
 
     def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
         """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
-        runner (rules.prove.BATCH_RUNNERS) split into ``jobs`` batches, round robin, so they run side by side."""
+        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so they run side by side."""
         from rules.prove import batch_runner
 
         by_track: dict[str, list[str]] = {}
@@ -133,6 +133,8 @@ class AiderTier:
                 by_track.setdefault(track, []).append(spec.name)
         out = {}
         for track, names in by_track.items():
+            if len(names) < 2:
+                continue
             parts = max(1, min(jobs, len(names) // 2))
             for k in range(parts):
                 out[f"{track}-{k + 1}"] = names[k::parts]
