@@ -360,15 +360,15 @@ def _read(path: Path, cap: int = PAIR_OUTPUT_CAP) -> str:
 
 def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: Limits,
                 cache_volume: str | None = None, log_paths: list[Path | None] | None = None
-                ) -> list[tuple[Grade, bool] | None]:
+                ) -> list[tuple[Grade, bool, bool] | None]:
     """Grade several trusted work trees (references and stubs of several tasks of one track) in ONE container
     of ``image`` with one start of the track's test runner where it can (``BATCH_DRIVER``; ``batch_script`` is
     the track's rendered batch.sh, which runs ``/work/<n>`` for every prepared run ``n`` = 1, 2, ... in the
     order of ``runs`` and writes each run's report apart). Every run has its own fresh canaries and its own
     report, decided exactly as ``grade`` decides one (``decide``).
 
-    Returns, per run, ``(grade, complete)`` (``complete``: both of the run's canaries are in its report, so
-    its tests ran to the end) or None when the run was not graded (it is decided ``against`` a run that did not
+    Returns, per run, ``(grade, complete, ran)`` (``complete``: both of the run's canaries are in its report,
+    so its tests ran to the end; ``ran``: its check.sh prepared it and batch.sh ended normally) or None when the run was not graded (it is decided ``against`` a run that did not
     pass). ``seconds`` of each grade is the container's wall clock divided by the number of runs. The container
     has ``limits`` (its wall clock: ``limits.timeout``); when it runs out of time or memory every grade says so
     (``timed_out``/``oom_killed``). Never for untrusted code. ``log_paths[i]`` (optional) receives the
@@ -403,7 +403,7 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
             batch_status: int | None = int((report_dir / "batch.status").read_text().strip())
         except (OSError, ValueError):
             batch_status = None
-        out: list[tuple[Grade, bool] | None] = []
+        out: list[tuple[Grade, bool, bool] | None] = []
         for n, r in enumerate(runs, 1):
             want = None
             if r.against is not None:
@@ -425,5 +425,5 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
                         log_path=log_paths[n - 1] if log_paths else None)
             seen = reports.parse(meta.get("report", "junit"), report_dir / str(n), meta).tests
             complete = all(any(t.lower() in i.lower() for i in seen) for t in tokens[n - 1])
-            out.append((g, complete and prepared == 0 and batch_status == 0))
+            out.append((g, complete, prepared == 0 and batch_status == 0))
         return out
