@@ -195,10 +195,10 @@ def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_vol
     writes it, plus ``batch``: ``{"size": tasks in the batch, "seconds": its container's wall clock}``) for
     each task whose batch proof is one a proof of its own would give: the reference passed, and the stub
     failed with both of its canaries reported (or, for an ``isolated`` runner, failed as it may) and nothing
-    environmental. Every other task (the reference did
-    not pass, the stub passed or was cut short, it could not be laid out or batched) is left out of the result:
-    the caller proves it alone, so a batch never decides a rejection, a free task or anything unusual, and
-    one task's failure never touches another's. Trusted code only. Raises SandboxError as ``grade`` does.
+    environmental. Every other task (the reference did not pass, the stub passed or was cut short, it could
+    not be laid out or batched) is left out of the result: the caller proves it alone, so a batch never
+    decides a rejection, a free task or anything unusual, and one task's failure never touches another's.
+    Trusted code only. Raises SandboxError as ``grade`` does.
     """
     from rules.render import render
 

@@ -14,6 +14,7 @@ from fixture_upstream import EXERCISES, STUB_PY, GOOD_PY, _python, git, make_ups
 
 PY_KEYS = ["python/hello", "python/twice", "python/colorsys", "python/wrong-reference", "python/ledger"]
 JS_KEYS = ["javascript/hello", "javascript/twice", "javascript/broken"]
+GO_KEYS = ["go/hello", "go/twice", "go/broken"]
 
 
 def _javascript(slug: str, **overrides) -> dict[str, str]:
@@ -25,6 +26,15 @@ def _javascript(slug: str, **overrides) -> dict[str, str]:
     return files
 
 
+def _go(slug: str, **overrides) -> dict[str, str]:
+    """The fixture's go/hello as module and package ``slug`` (its stub panics, as upstream's Go stubs do)."""
+    base = EXERCISES["go/hello"]
+    files = {k.replace("hello", slug): v.replace("hello", slug) for k, v in base.items() if not k.startswith(".docs")}
+    files.update({k: v for k, v in base.items() if k.startswith(".docs")})
+    files.update(overrides)
+    return files
+
+
 EXTRA = {
     "python/twice": _python("twice", STUB_PY, GOOD_PY),
     # a module named like the standard library's: never batched (it would shadow `colorsys` for the other tasks)
@@ -32,6 +42,9 @@ EXTRA = {
     "javascript/twice": _javascript("twice"),
     # the reference does not even load: its test file fails to run
     "javascript/broken": _javascript("broken", **{".meta/proof.ci.js": "export const double = (n) => n * ;\n"}),
+    "go/twice": _go("twice"),
+    # the reference does not compile: its package fails to build, the other packages of the batch still run
+    "go/broken": _go("broken", **{".meta/example.go": "package broken\n\nfunc Double(n int) int {\n\treturn n *\n}\n"}),
 }
 
 
@@ -78,13 +91,14 @@ def proofs(tmp_path_factory, grader_image):
     from rules.prove import prove, prove_batch
 
     root = tmp_path_factory.mktemp("batch")
-    up = _upstream(root / "upstream", PY_KEYS + JS_KEYS)
+    keys = PY_KEYS + JS_KEYS + GO_KEYS
+    up = _upstream(root / "upstream", keys)
     limits = Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=120)
-    items = _rendered(up, PY_KEYS + JS_KEYS, root / "tasks")
+    items = _rendered(up, keys, root / "tasks")
     single = {i.meta["task"]: prove(i.task_dir, i.answer_dir, image=grader_image, limits=limits, meta=i.meta)
               for i in items}
     batched = {}
-    for track in ("python", "javascript"):
+    for track in ("python", "javascript", "go"):
         batched.update(prove_batch([i for i in items if i.meta["language"] == track], image=grader_image,
                                    limits=limits))
     return single, batched
@@ -93,24 +107,30 @@ def proofs(tmp_path_factory, grader_image):
 @pytest.mark.docker
 def test_a_batch_gives_the_same_ids_and_verdicts_as_single_proofs(proofs):
     single, batched = proofs
-    assert set(batched) == {"python-hello", "python-twice", "javascript-hello", "javascript-twice"}
+    assert set(batched) == {"python-hello", "python-twice", "javascript-hello", "javascript-twice", "go-hello",
+                            "go-twice"}
     for task, record in batched.items():
         assert _said(record) == _said(single[task]), task
         assert record["status"] == "kept" and record["tests"], task
         # python-colorsys was not batched: not even laid into the batch container
-        assert record["batch"]["size"] == (3 if task.startswith("javascript") else 4), task
+        assert record["batch"]["size"] == (4 if task.startswith("python") else 3), task
     # the JavaScript ids name the test file as the task does, the xtest'd tests enabled and counted
     assert batched["javascript-twice"]["tests"] == [
         "twice.spec.js › double one", "twice.spec.js › double twenty", "twice.spec.js › double zero"]
     assert [i.split("::")[0] for i in batched["python-twice"]["tests"]] == ["twice_test.TwiceTest"] * 3
+    assert batched["go-twice"]["tests"] == ["TestDouble/case", "TestDouble/case#01", "TestZero"]
+    # Go's stubs panic: the run stops early, canaries unreported, and the batch's verdict stands (a test binary
+    # of its own), the same as the stub's own proof
+    assert batched["go-twice"]["stub"]["verdict"] == "fail" and batched["go-twice"]["stub"]["passed_tests"] == 0
 
 
 @pytest.mark.docker
 def test_a_broken_exercise_in_a_batch_is_left_to_its_own_proof_and_the_others_are_kept(proofs):
     single, batched = proofs
     # the failing reference, the free stub and the module named like the standard library's: each proven alone
-    for task in ("python-wrong-reference", "python-ledger", "python-colorsys", "javascript-broken"):
+    for task in ("python-wrong-reference", "python-ledger", "python-colorsys", "javascript-broken", "go-broken"):
         assert task not in batched
+    assert single["go-broken"]["status"] == "rejected"
     assert single["python-wrong-reference"]["status"] == "rejected"
     assert single["javascript-broken"]["status"] == "rejected"
     assert single["python-ledger"]["status"] == "free"
