@@ -2,7 +2,8 @@
 
 Tier-agnostic: a tier module (``rules.aider``) supplies ``discover``/``render``; this module does the
 rest. Layout under ``.lab/build/<tier>/<task>/``: ``task/`` and ``answer/`` (the staged render),
-``render.json`` (digest of the render, or the reason it failed), ``proof.json`` (the proof record) and
+``render.json`` (digest of the render, or the reason it failed), ``proof.json`` (the proof record),
+``batch-proof.json`` (for a moment: a proof a batch made, until the task's own prove step takes it) and
 ``logs/``. Publishing copies kept (and free) tasks to ``evals/<tier>/tasks/`` and their reference
 solutions to ``evals/<tier>/answers/``, removes the others, and writes ``evals/<tier>/manifest.json``.
 """
