@@ -172,7 +172,7 @@ def test_batches_split_a_track_round_robin_and_only_batchable_tracks(tmp_path):
     def spec(lang, n):
         return TaskSpec(f"{lang}-{n}", {"language": lang, "exercise": str(n)}, (), {}, "img", tmp_path / "s")
 
-    specs = [spec("python", n) for n in range(5)] + [spec("go", n) for n in range(4)] + [spec("javascript", 0)]
+    specs = [spec("python", n) for n in range(5)] + [spec("rust", n) for n in range(4)] + [spec("javascript", 0)]
     got = AiderTier().batches(None, specs, jobs=2)
     assert got == {"python-1": ["python-0", "python-2", "python-4"], "python-2": ["python-1", "python-3"]}
     assert AiderTier().batches(None, specs, jobs=1)["python-1"] == [f"python-{n}" for n in range(5)]
