@@ -165,6 +165,7 @@ PYTEST_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packagi
                             "exceptiongroup", "tomli", "pygments", "colorama"})
 # (tier, language) → its batch runner; a track not here is proven task by task (rules.grade.grade_proof)
 BATCH_RUNNERS = {
+    ("aider", "java"): BatchRunner("aider/java/batch.sh.j2"),  # a class loader per run in one JVM
     ("aider", "javascript"): BatchRunner("aider/javascript/batch.sh.j2"),
     ("aider", "python"): BatchRunner("aider/python/batch.sh.j2", _top_modules,
                                      frozenset(getattr(sys, "stdlib_module_names", ())) | PYTEST_MODULES),
