@@ -15,6 +15,7 @@ from fixture_upstream import EXERCISES, STUB_PY, GOOD_PY, _python, git, make_ups
 PY_KEYS = ["python/hello", "python/twice", "python/colorsys", "python/wrong-reference", "python/ledger"]
 JS_KEYS = ["javascript/hello", "javascript/twice", "javascript/broken"]
 GO_KEYS = ["go/hello", "go/twice", "go/broken"]
+JAVA_KEYS = ["java/hello", "java/welcome", "java/no-stub"]
 
 
 def _javascript(slug: str, **overrides) -> dict[str, str]:
@@ -35,6 +36,53 @@ def _go(slug: str, **overrides) -> dict[str, str]:
     return files
 
 
+JAVA_TEST = """\
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+public class GreeterTest {
+    @Test
+    public void greetsAlice() {
+        assertThat(Greeter.greet("Alice")).isEqualTo("WORD, Alice!");
+    }
+
+    @Disabled("Remove to run test")
+    @ParameterizedTest
+    @ValueSource(strings = {NAMES})
+    public void greetsMany(String name) {
+        assertThat(Greeter.greet(name)).isEqualTo("WORD, " + name + "!");
+    }
+}
+"""
+JAVA_STUB = """\
+class Greeter {
+    static String greet(String name) {
+        throw new UnsupportedOperationException("Delete this statement and write your own implementation.");
+    }
+}
+"""
+
+
+def _java(word: str, names: str, stub: str = JAVA_STUB) -> dict[str, str]:
+    """A Java exercise whose classes are Greeter and GreeterTest, whatever its slug: two of them in one batch
+    JVM must not see each other's classes."""
+    return {
+        "src/main/java/Greeter.java": stub,
+        "src/test/java/GreeterTest.java": JAVA_TEST.replace("WORD", word).replace("NAMES", names),
+        ".meta/src/reference/java/Greeter.java":
+            f'class Greeter {{\n    static String greet(String name) {{\n        return "{word}, " + name + "!";\n'
+            f'    }}\n}}\n',
+        "build.gradle": "plugins { id 'java' }\n", ".docs/instructions.md": "# Instructions\n\nGreet.\n",
+        ".meta/config.json": json.dumps({"files": {
+            "solution": ["src/main/java/Greeter.java"], "test": ["src/test/java/GreeterTest.java"],
+            "example": [".meta/src/reference/java/Greeter.java"], "invalidator": ["build.gradle"]}}),
+    }
+
+
 EXTRA = {
     "python/twice": _python("twice", STUB_PY, GOOD_PY),
     # a module named like the standard library's: never batched (it would shadow `colorsys` for the other tasks)
@@ -42,6 +90,10 @@ EXTRA = {
     "javascript/twice": _javascript("twice"),
     # the reference does not even load: its test file fails to run
     "javascript/broken": _javascript("broken", **{".meta/proof.ci.js": "export const double = (n) => n * ;\n"}),
+    "java/hello": _java("Hello", '"Bob", "Carol"'),
+    "java/welcome": _java("Welcome", '"Dave", "Eve", "Frank"'),
+    # a stub without the class the tests use: its tests do not compile (its own proof: kept, the stub fails)
+    "java/no-stub": _java("Hi", '"Gus"', stub="class Other {}\n"),
     "go/twice": _go("twice"),
     # the reference does not compile: its package fails to build, the other packages of the batch still run
     "go/broken": _go("broken", **{".meta/example.go": "package broken\n\nfunc Double(n int) int {\n\treturn n *\n}\n"}),
@@ -91,14 +143,14 @@ def proofs(tmp_path_factory, grader_image):
     from rules.prove import prove, prove_batch
 
     root = tmp_path_factory.mktemp("batch")
-    keys = PY_KEYS + JS_KEYS + GO_KEYS
+    keys = PY_KEYS + JS_KEYS + GO_KEYS + JAVA_KEYS
     up = _upstream(root / "upstream", keys)
-    limits = Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=120)
+    limits = Limits(cpus=1.0, memory=3 * 1024**3, pids=512, timeout=180)
     items = _rendered(up, keys, root / "tasks")
     single = {i.meta["task"]: prove(i.task_dir, i.answer_dir, image=grader_image, limits=limits, meta=i.meta)
               for i in items}
     batched = {}
-    for track in ("python", "javascript", "go"):
+    for track in ("python", "javascript", "go", "java"):
         batched.update(prove_batch([i for i in items if i.meta["language"] == track], image=grader_image,
                                    limits=limits))
     return single, batched
@@ -108,7 +160,7 @@ def proofs(tmp_path_factory, grader_image):
 def test_a_batch_gives_the_same_ids_and_verdicts_as_single_proofs(proofs):
     single, batched = proofs
     assert set(batched) == {"python-hello", "python-twice", "javascript-hello", "javascript-twice", "go-hello",
-                            "go-twice"}
+                            "go-twice", "java-hello", "java-welcome"}
     for task, record in batched.items():
         assert _said(record) == _said(single[task]), task
         assert record["status"] == "kept" and record["tests"], task
@@ -119,6 +171,10 @@ def test_a_batch_gives_the_same_ids_and_verdicts_as_single_proofs(proofs):
         "twice.spec.js › double one", "twice.spec.js › double twenty", "twice.spec.js › double zero"]
     assert [i.split("::")[0] for i in batched["python-twice"]["tests"]] == ["twice_test.TwiceTest"] * 3
     assert batched["go-twice"]["tests"] == ["TestDouble/case", "TestDouble/case#01", "TestZero"]
+    # two Java tasks with the same class names in one JVM: each ran its own classes (a class loader per run)
+    assert batched["java-hello"]["tests"] == ["GreeterTest::greetsAlice()", "GreeterTest::greetsMany(String)[1]",
+                                              "GreeterTest::greetsMany(String)[2]"]
+    assert len(batched["java-welcome"]["tests"]) == 4
     # Go's stubs panic: the run stops early, canaries unreported, and the batch's verdict stands (a test binary
     # of its own), the same as the stub's own proof
     assert batched["go-twice"]["stub"]["verdict"] == "fail" and batched["go-twice"]["stub"]["passed_tests"] == 0
@@ -128,8 +184,10 @@ def test_a_batch_gives_the_same_ids_and_verdicts_as_single_proofs(proofs):
 def test_a_broken_exercise_in_a_batch_is_left_to_its_own_proof_and_the_others_are_kept(proofs):
     single, batched = proofs
     # the failing reference, the free stub and the module named like the standard library's: each proven alone
-    for task in ("python-wrong-reference", "python-ledger", "python-colorsys", "javascript-broken", "go-broken"):
+    for task in ("python-wrong-reference", "python-ledger", "python-colorsys", "javascript-broken", "go-broken",
+                 "java-no-stub"):
         assert task not in batched
+    assert single["java-no-stub"]["status"] == "kept"
     assert single["go-broken"]["status"] == "rejected"
     assert single["python-wrong-reference"]["status"] == "rejected"
     assert single["javascript-broken"]["status"] == "rejected"
