@@ -58,9 +58,10 @@ def main() -> int:
             differ += 1
             track[2] += 1
             lost, gained = sorted(set(b["ids"]) - set(a["ids"])), sorted(set(a["ids"]) - set(b["ids"]))
+            counts = f", counts {b['counts']!r} -> {a['counts']!r}" if b["counts"] != a["counts"] else ""
             print(f"DIFF {task}: status {b['status']} -> {a['status']}, tests {len(b['ids'])} -> {len(a['ids'])}"
                   f"{', lost ' + repr(lost[:5]) if lost else ''}{', gained ' + repr(gained[:5]) if gained else ''}"
-                  f"{', counts ' + repr(b['counts']) + ' -> ' + repr(a['counts']) if b['counts'] != a['counts'] else ''}")
+                  f"{counts}")
     for track, (n, ids, d) in sorted(per_track.items()):
         print(f"{track:11} {n:3} tasks in both, {ids:5} test ids after, {d} differ")
     print(f"{len(both)} tasks compared, {differ} differ")

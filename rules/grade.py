@@ -325,7 +325,8 @@ while read -r n task; do
   fail_var=LAB_CANARY_FAIL_$n pass_var=LAB_CANARY_PASS_$n
   mkdir -p "/lab/report/$n"
   env LAB_STAGE=prepare LAB_WORK="/work/$n" LAB_SRC="/lab/src/$n" LAB_REPORT="/lab/report/$n" \
-    LAB_CANARY_FAIL="${!fail_var}" LAB_CANARY_PASS="${!pass_var}" bash "$task/check.sh" > "/lab/report/$n.out" 2>&1 < /dev/null
+    LAB_CANARY_FAIL="${!fail_var}" LAB_CANARY_PASS="${!pass_var}" bash "$task/check.sh" \
+    > "/lab/report/$n.out" 2>&1 < /dev/null
   echo $? > "/lab/report/$n.prepared"
 done < /lab/batch/runs
 for v in $(compgen -e); do case $v in LAB_CANARY_*) unset "$v" ;; esac; done
@@ -334,6 +335,7 @@ echo $? > /lab/report/batch.status
 """
 BATCH_TASKS = "/lab/tasks"  # in a batch container: /lab/tasks/<k>, the k-th task folder (read-only)
 BATCH_SRC = "/lab/src"  # in a batch container: /lab/src/<n>, the n-th work tree (read-only)
+BATCH_LOG_CAP = 200_000  # characters of the batch runner's output (its tail) in each run's log
 
 
 @dataclass
@@ -368,11 +370,13 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
     report, decided exactly as ``grade`` decides one (``decide``).
 
     Returns, per run, ``(grade, complete, ran)`` (``complete``: both of the run's canaries are in its report,
-    so its tests ran to the end; ``ran``: its check.sh prepared it and batch.sh ended normally) or None when the run was not graded (it is decided ``against`` a run that did not
-    pass). ``seconds`` of each grade is the container's wall clock divided by the number of runs. The container
-    has ``limits`` (its wall clock: ``limits.timeout``); when it runs out of time or memory every grade says so
-    (``timed_out``/``oom_killed``). Never for untrusted code. ``log_paths[i]`` (optional) receives the
-    i-th run's output (its check.sh's preparing, then the whole batch runner's) and verdict. Raises SandboxError as ``grade`` does.
+    so its tests ran to the end; ``ran``: its check.sh prepared it and batch.sh ended normally) or None when the
+    run was not graded (it is decided ``against`` a run that did not pass). ``seconds`` of each grade is the
+    container's wall clock divided by the number of runs. The container has ``limits`` (its wall clock:
+    ``limits.timeout``); when it runs out of time or memory every grade says so (``timed_out``/``oom_killed``).
+    Never for untrusted code. ``log_paths[i]`` (optional) receives the i-th run's output (its check.sh's
+    preparing, then the tail of the batch runner's, ``BATCH_LOG_CAP`` characters) and verdict. Raises
+    SandboxError as ``grade`` does.
     """
     runs = list(runs)
     tasks = sorted({Path(r.task_dir).resolve() for r in runs})
@@ -398,7 +402,7 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
         res = sandbox.run(image, ["bash", "-c", BATCH_DRIVER], mounts=mounts, env=env, network="none",
                           limits=limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
                           tmpfs=TMPFS, capabilities=CAPABILITIES)
-        batch_out = _read(report_dir / "batch.out")
+        batch_out = _read(report_dir / "batch.out", BATCH_LOG_CAP)
         try:
             batch_status: int | None = int((report_dir / "batch.status").read_text().strip())
         except (OSError, ValueError):
@@ -419,9 +423,10 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
             meta = read_json(Path(r.task_dir) / "task.json") or {}
             output = (_read(report_dir / f"{n}.out") + f"\nlab-batch: run {n} of {len(runs)}; the batch's runner:\n"
                       + batch_out)
+            exit_code = None if res.timed_out else (batch_status if prepared == 0 else prepared)
             g = _graded(meta, report_dir / str(n), want=want, tokens=tokens[n - 1], limits=limits,
-                        exit_code=None if res.timed_out else (batch_status if prepared == 0 else prepared), timed_out=res.timed_out,
-                        oom_killed=res.oom_killed, seconds=res.seconds / len(runs), output=output,
+                        exit_code=exit_code, timed_out=res.timed_out, oom_killed=res.oom_killed,
+                        seconds=res.seconds / len(runs), output=output,
                         log_path=log_paths[n - 1] if log_paths else None)
             seen = reports.parse(meta.get("report", "junit"), report_dir / str(n), meta).tests
             complete = all(any(t.lower() in i.lower() for i in seen) for t in tokens[n - 1])

@@ -123,7 +123,8 @@ class AiderTier:
 
     def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
         """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
-        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so they run side by side."""
+        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so
+        they run side by side."""
         from rules.prove import batch_runner
 
         by_track: dict[str, list[str]] = {}
