@@ -1,11 +1,11 @@
-"""Compare the proofs of two runs task by task: status, test count and the exact test ids the reference passed.
+"""Compare the proofs of two runs task by task: status, test counts and the exact test ids the reference passed.
 
     python3 benchmarks/compare_ids.py BEFORE AFTER [--langs python,go]
 
-BEFORE and AFTER are each a tier's ``manifest.json`` (its ``status``, ``tests`` and ``test_ids``), a folder of
-proofs (``<task>/proof.json`` below it, as ``.lab/build/<tier>/`` or ``python -m rules.prove`` writes them), or
-several such folders joined by commas. Only tasks proven in both are compared. Prints one line per task that
-differs and a summary; exits 1 when any does. A speed change must leave every line of this unchanged.
+BEFORE and AFTER are each a tier's ``manifest.json`` (its ``status``, ``test_ids`` and the reference's and
+stub's test counts), a folder of proofs (``<task>/proof.json`` below it, as ``.lab/build/<tier>/`` or
+``python -m rules.prove`` writes them), or several such folders joined by commas. Only tasks proven in both
+are compared. Prints one line per task that differs and a summary; exits 1 when any does. A speed change must leave every line of this unchanged.
 """
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+
+def _counts(reference: dict | None, stub: dict | None) -> list:
+    """The counts a manifest entry shows: the reference's and the stub's ran / passed / failed tests."""
+    return [[(g or {}).get(k) for k in ("ran", "passed_tests", "failed_tests")] for g in (reference, stub)]
 
 
 def load(spec: str) -> dict[str, dict]:
@@ -23,11 +28,13 @@ def load(spec: str) -> dict[str, dict]:
         if path.is_file():
             for e in json.loads(path.read_text())["tasks"]:
                 if e.get("status") not in (None, "unproven"):
-                    out[e["task"]] = {"status": e["status"], "ids": sorted(e.get("test_ids") or [])}
+                    out[e["task"]] = {"status": e["status"], "ids": sorted(e.get("test_ids") or []),
+                                      "counts": _counts(e.get("reference"), e.get("stub"))}
         else:
             for proof in sorted(path.glob("*/proof.json")):
                 r = json.loads(proof.read_text())
-                out[r["task"]] = {"status": r["status"], "ids": sorted(r.get("tests") or [])}
+                out[r["task"]] = {"status": r["status"], "ids": sorted(r.get("tests") or []),
+                                  "counts": _counts(r.get("reference"), r.get("stub"))}
     return out
 
 
@@ -51,8 +58,10 @@ def main() -> int:
             differ += 1
             track[2] += 1
             lost, gained = sorted(set(b["ids"]) - set(a["ids"])), sorted(set(a["ids"]) - set(b["ids"]))
+            counts = f", counts {b['counts']!r} -> {a['counts']!r}" if b["counts"] != a["counts"] else ""
             print(f"DIFF {task}: status {b['status']} -> {a['status']}, tests {len(b['ids'])} -> {len(a['ids'])}"
-                  f"{', lost ' + repr(lost[:5]) if lost else ''}{', gained ' + repr(gained[:5]) if gained else ''}")
+                  f"{', lost ' + repr(lost[:5]) if lost else ''}{', gained ' + repr(gained[:5]) if gained else ''}"
+                  f"{counts}")
     for track, (n, ids, d) in sorted(per_track.items()):
         print(f"{track:11} {n:3} tasks in both, {ids:5} test ids after, {d} differ")
     print(f"{len(both)} tasks compared, {differ} differ")

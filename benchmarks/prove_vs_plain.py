@@ -128,7 +128,8 @@ def main() -> None:
     (home / "evals" / "aider" / "suite.toml").write_text((PROJECT / "evals" / "aider" / "suite.toml").read_text())
     head = git(clone, "rev-parse", "HEAD")
     select = ["all=1"] if not args.limit else [f"limit={args.limit}"]
-    results: dict = {"image": images.GRADER, "jobs": args.jobs, "tracks": {}}
+    results: dict = {"image": images.GRADER, "jobs": args.jobs, "tracks": {},
+                     "load_before": [round(x, 2) for x in os.getloadavg()]}
     t, _ = doit(home, "image:grader")
     print(f"grader image {images.GRADER} (not counted): {t:.1f}s", flush=True)
     doit(home, "pull:aider", f"upstream={clone}", f"ref={head}")
@@ -149,7 +150,9 @@ def main() -> None:
     lab_total = sum(r["lab_seconds"] for r in results["tracks"].values())
     plain_total = sum(r["plain_seconds"] for r in results["tracks"].values())
     results["total_ratio"] = round(lab_total / plain_total, 3) if plain_total else None
-    print(f"total       lab {lab_total:.1f}s  plain {plain_total:.1f}s  ratio {results['total_ratio']}", flush=True)
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"total       lab {lab_total:.1f}s  plain {plain_total:.1f}s  ratio {results['total_ratio']}  (load average "
+          f"before {results['load_before']}, after {results['load_after']}: other work on the machine)", flush=True)
 
     common = [*select, f"langs={','.join(langs)}", f"jobs={args.jobs}"]
     doit(home, "gen:aider", *common)  # the selection changed (all tracks now): publishing again, not counted

@@ -2,7 +2,8 @@
 
 Tier-agnostic: a tier module (``rules.aider``) supplies ``discover``/``render``; this module does the
 rest. Layout under ``.lab/build/<tier>/<task>/``: ``task/`` and ``answer/`` (the staged render),
-``render.json`` (digest of the render, or the reason it failed), ``proof.json`` (the proof record) and
+``render.json`` (digest of the render, or the reason it failed), ``proof.json`` (the proof record),
+``batch-proof.json`` (for a moment: a proof a batch made, until the task's own prove step takes it) and
 ``logs/``. Publishing copies kept (and free) tasks to ``evals/<tier>/tasks/`` and their reference
 solutions to ``evals/<tier>/answers/``, removes the others, and writes ``evals/<tier>/manifest.json``.
 """
@@ -49,25 +50,94 @@ def stage(build: Path, files: dict[str, tuple[bytes, int]] | None, answers: dict
     return write_json(build / "render.json", record, only_if_changed=True)
 
 
-def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
+BATCH_PROOF = "batch-proof.json"  # in a task's build folder: {"inputs", "proof"} a batch proof left for it
+
+
+def proof_inputs(build: Path, *, image: str, limits: Limits, stamp: Path | None) -> str:
+    """A digest of everything a proof of the staged task in ``build`` depends on: its ``render.json`` (the
+    digests of every task and answer file), the image's stamp file (which build of the image), the image tag
+    and the limits. Two proofs with the same inputs prove the same thing."""
+    from rules.files import sha256_bytes
+
+    def content(p: Path | None) -> bytes:
+        try:
+            return p.read_bytes() if p else b""
+        except FileNotFoundError:
+            return b""
+
+    parts = [content(build / "render.json"), content(stamp), image.encode(), repr(limits).encode()]
+    return sha256_bytes(b"\0".join(sha256_bytes(x).encode() for x in parts))
+
+
+def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None = None) -> dict:
     """Prove the staged task in ``build`` and write ``proof.json`` atomically; returns the proof record.
 
-    A render that failed becomes a ``rejected`` proof with the render's reason, without any container.
+    A render that failed becomes a ``rejected`` proof with the render's reason, without any container. With
+    ``stamp`` (the image's stamp file) the proof records its ``inputs`` (``proof_inputs``), and a proof a
+    batch left in ``batch-proof.json`` for exactly these inputs (``prove_batch_staged``) is taken as it is,
+    without a container; any other is ignored and the task proven alone.
     Raises SandboxError on an infrastructure problem (then no proof is written, and the next run retries).
     """
     from rules.prove import PROOF_FORMAT, prove
 
     render = read_json(build / "render.json")
     meta = render["meta"]
+    inputs = proof_inputs(build, image=image, limits=limits, stamp=stamp) if stamp is not None else None
+    batched = read_json(build / BATCH_PROOF) if inputs else None
     if render.get("error"):
         record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
                   "exercise": meta["exercise"], "status": "rejected", "reason": render["error"],
                   "environmental": None, "tests": [], "reference": None, "stub": None, "seconds": 0.0}
+    elif isinstance(batched, dict) and batched.get("inputs") == inputs and isinstance(batched.get("proof"), dict):
+        record = batched["proof"]
     else:
         record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta,
                        log_dir=build / "logs")
+    if inputs:
+        record["inputs"] = inputs
     write_json(build / "proof.json", record)
+    (build / BATCH_PROOF).unlink(missing_ok=True)
     return record
+
+
+def prove_batch_staged(builds: list[Path], *, image: str, limits: Limits, stamp: Path, out=sys.stderr) -> int:
+    """Prove together, in batches (``rules.prove.prove_batch``), the staged tasks among ``builds`` whose proof
+    is not current (its ``inputs`` differ from ``proof_inputs``, or it is missing or environmental) and whose
+    track has a batch runner; leave each batch proof in the task's ``batch-proof.json`` with the inputs it
+    proved, for ``prove_staged`` to take. Fewer than two such tasks: nothing is done (a proof of its own costs
+    the same). Returns how many tasks got a batch proof; the others are proven alone by ``prove_staged``.
+    Never raises for a batch that could not run (it says so on ``out``): the tasks are then proven alone."""
+    from rules.prove import BATCH_MAX, BatchItem, batch_runner, prove_batch
+
+    items, inputs = [], {}
+    for build in builds:
+        render = read_json(build / "render.json")
+        if not isinstance(render, dict) or render.get("error") or batch_runner(render.get("meta") or {}) is None:
+            continue
+        digest = proof_inputs(build, image=image, limits=limits, stamp=stamp)
+        proof = read_json(build / "proof.json")
+        if isinstance(proof, dict) and proof.get("inputs") == digest and not proof.get("environmental"):
+            continue
+        inputs[render["meta"]["task"]] = (build, digest)
+        items.append(BatchItem(build / "task", build / "answer", render["meta"], build / "logs"))
+    if len(items) < 2:
+        return 0
+    start, done = time.monotonic(), 0
+    for k in range(0, len(items), BATCH_MAX):
+        chunk = items[k:k + BATCH_MAX]
+        try:
+            records = prove_batch(chunk, image=image, limits=limits)
+        except Exception as exc:  # noqa: BLE001  the tasks are proven alone: nothing is lost but time
+            print(f"[batch] {len(chunk)} tasks not proven together ({exc.__class__.__name__}: {exc}); each is "
+                  f"proven alone", file=out, flush=True)
+            continue
+        for task, record in records.items():
+            build, digest = inputs[task]
+            write_json(build / BATCH_PROOF, {"inputs": digest, "proof": record})
+        done += len(records)
+    print(f"[batch] {done} of {len(items)} tasks proven together in {time.monotonic() - start:.0f}s; the others "
+          f"are proven alone", file=out, flush=True)
+    return done
 
 
 class Progress:

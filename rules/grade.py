@@ -309,3 +309,126 @@ def grade_proof(task_dir: Path, reference_tree: Path, stub_tree: Path, *, image:
             grades.append(g)
             want = g.tests
         return grades[0], grades[1]
+
+
+# The root-owned driver of a batch proof container (trusted code only: several tasks' references and stubs). For
+# each run listed in /lab/batch/runs ("<n> <task folder>") it runs that task's check.sh with LAB_STAGE=prepare:
+# the tree /lab/src/<n> laid into /work/<n> with the pristine files back, the tests enabled and the run's own
+# fresh canaries added (LAB_CANARY_FAIL_<n>, LAB_CANARY_PASS_<n>), nothing run; check.sh's exit status goes to
+# /lab/report/<n>.prepared, its output to <n>.out. Then, with every canary name out of the environment, the
+# track's batch.sh (/lab/batch/batch.sh) runs the tests of every prepared tree in as few runner starts as the
+# track allows and writes each run's report into /lab/report/<n>/ exactly as check.sh alone would (and its
+# runner's exit status into /lab/report/<n>/exit); its output goes to /lab/report/batch.out.
+BATCH_DRIVER = r"""
+set -u
+while read -r n task; do
+  fail_var=LAB_CANARY_FAIL_$n pass_var=LAB_CANARY_PASS_$n
+  mkdir -p "/lab/report/$n"
+  env LAB_STAGE=prepare LAB_WORK="/work/$n" LAB_SRC="/lab/src/$n" LAB_REPORT="/lab/report/$n" \
+    LAB_CANARY_FAIL="${!fail_var}" LAB_CANARY_PASS="${!pass_var}" bash "$task/check.sh" \
+    > "/lab/report/$n.out" 2>&1 < /dev/null
+  echo $? > "/lab/report/$n.prepared"
+done < /lab/batch/runs
+for v in $(compgen -e); do case $v in LAB_CANARY_*) unset "$v" ;; esac; done
+bash /lab/batch/batch.sh > /lab/report/batch.out 2>&1 < /dev/null
+echo $? > /lab/report/batch.status
+"""
+BATCH_TASKS = "/lab/tasks"  # in a batch container: /lab/tasks/<k>, the k-th task folder (read-only)
+BATCH_SRC = "/lab/src"  # in a batch container: /lab/src/<n>, the n-th work tree (read-only)
+BATCH_LOG_CAP = 200_000  # characters of the batch runner's output (its tail) in each run's log
+
+
+@dataclass
+class BatchRun:
+    """One work tree of a batch proof: ``task_dir`` (the task's folder), ``tree`` (the work tree: a reference
+    solution or a stub, upstream's code only) and ``against`` (None: decided with every reported test counted,
+    as a reference is; an index into the batch's runs: decided against the ids that run passed, as a stub is;
+    it is then graded only when that run passed)."""
+
+    task_dir: Path
+    tree: Path
+    against: int | None = None
+
+
+def _read(path: Path, cap: int = PAIR_OUTPUT_CAP) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - cap))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: Limits,
+                cache_volume: str | None = None, log_paths: list[Path | None] | None = None
+                ) -> list[tuple[Grade, bool, bool] | None]:
+    """Grade several trusted work trees (references and stubs of several tasks of one track) in ONE container
+    of ``image`` with one start of the track's test runner where it can (``BATCH_DRIVER``; ``batch_script`` is
+    the track's rendered batch.sh, which runs ``/work/<n>`` for every prepared run ``n`` = 1, 2, ... in the
+    order of ``runs`` and writes each run's report apart). Every run has its own fresh canaries and its own
+    report, decided exactly as ``grade`` decides one (``decide``).
+
+    Returns, per run, ``(grade, complete, ran)`` (``complete``: both of the run's canaries are in its report,
+    so its tests ran to the end; ``ran``: its check.sh prepared it and batch.sh ended normally) or None when the
+    run was not graded (it is decided ``against`` a run that did not pass). ``seconds`` of each grade is the
+    container's wall clock divided by the number of runs. The container has ``limits`` (its wall clock:
+    ``limits.timeout``); when it runs out of time or memory every grade says so (``timed_out``/``oom_killed``).
+    Never for untrusted code. ``log_paths[i]`` (optional) receives the i-th run's output (its check.sh's
+    preparing, then the tail of the batch runner's, ``BATCH_LOG_CAP`` characters) and verdict. Raises
+    SandboxError as ``grade`` does.
+    """
+    runs = list(runs)
+    tasks = sorted({Path(r.task_dir).resolve() for r in runs})
+    index = {t: k for k, t in enumerate(tasks, 1)}
+    tokens = [canary_tokens() for _ in runs]
+    with tempfile.TemporaryDirectory(prefix="lab-batch-") as tmp:
+        report_dir, spec = Path(tmp) / "report", Path(tmp) / "batch"
+        report_dir.mkdir(mode=0o700)
+        spec.mkdir()
+        mounts = [sandbox.Mount(str(t), f"{BATCH_TASKS}/{k}", read_only=True) for t, k in index.items()]
+        mounts += [sandbox.Mount(str(Path(r.tree).resolve()), f"{BATCH_SRC}/{n}", read_only=True)
+                   for n, r in enumerate(runs, 1)]
+        (spec / "runs").write_text("".join(f"{n} {BATCH_TASKS}/{index[Path(r.task_dir).resolve()]}\n"
+                                           for n, r in enumerate(runs, 1)))
+        (spec / "batch.sh").write_text(batch_script)
+        mounts.append(sandbox.Mount(str(spec), "/lab/batch", read_only=True))
+        mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
+        if cache_volume:
+            mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume"))
+        env = {}
+        for n, (fail, ok) in enumerate(tokens, 1):
+            env[f"LAB_CANARY_FAIL_{n}"], env[f"LAB_CANARY_PASS_{n}"] = fail, ok
+        res = sandbox.run(image, ["bash", "-c", BATCH_DRIVER], mounts=mounts, env=env, network="none",
+                          limits=limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
+                          tmpfs=TMPFS, capabilities=CAPABILITIES)
+        batch_out = _read(report_dir / "batch.out", BATCH_LOG_CAP)
+        try:
+            batch_status: int | None = int((report_dir / "batch.status").read_text().strip())
+        except (OSError, ValueError):
+            batch_status = None
+        out: list[tuple[Grade, bool, bool] | None] = []
+        for n, r in enumerate(runs, 1):
+            want = None
+            if r.against is not None:
+                base = out[r.against]
+                if base is None or not base[0].passed:
+                    out.append(None)
+                    continue
+                want = base[0].tests
+            try:
+                prepared: int | None = int((report_dir / f"{n}.prepared").read_text().strip())
+            except (OSError, ValueError):
+                prepared = None
+            meta = read_json(Path(r.task_dir) / "task.json") or {}
+            output = (_read(report_dir / f"{n}.out") + f"\nlab-batch: run {n} of {len(runs)}; the batch's runner:\n"
+                      + batch_out)
+            exit_code = None if res.timed_out else (batch_status if prepared == 0 else prepared)
+            g = _graded(meta, report_dir / str(n), want=want, tokens=tokens[n - 1], limits=limits,
+                        exit_code=exit_code, timed_out=res.timed_out, oom_killed=res.oom_killed,
+                        seconds=res.seconds / len(runs), output=output,
+                        log_path=log_paths[n - 1] if log_paths else None)
+            seen = reports.parse(meta.get("report", "junit"), report_dir / str(n), meta).tests
+            complete = all(any(t.lower() in i.lower() for i in seen) for t in tokens[n - 1])
+            out.append((g, complete, prepared == 0 and batch_status == 0))
+        return out

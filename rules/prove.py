@@ -14,11 +14,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from rules.config import Limits
 from rules.files import write_atomic
-from rules.grade import Grade, grade, grade_proof
+from rules.grade import BatchRun, Grade, grade, grade_batch, grade_proof
 
 PROOF_FORMAT = 2
 CACHE_VOLUME = "lab-cache-prove"
@@ -121,6 +123,139 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
                 record["status"] = "kept"
     record["seconds"] = round(time.monotonic() - start, 3)
     return record
+
+
+def _top_modules(tree: Path) -> set[str]:
+    """The module names a Python work tree puts on a shared ``sys.path``: its top-level *.py files and folders."""
+    return {p.stem if p.suffix == ".py" else p.name for p in tree.iterdir()
+            if (p.is_file() and p.suffix == ".py") or p.is_dir()}
+
+
+def _go_module(tree: Path) -> set[str]:
+    """The module path a Go work tree's go.mod declares (one name: two modules of one path cannot share a
+    workspace); a tree without one gets a name no other has, so it is never batched."""
+    try:
+        for line in (tree / "go.mod").read_text(encoding="utf-8").splitlines():
+            if line.startswith("module "):
+                return {line.split()[1].strip('"')}
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    return {"/"}  # "/" is in RESERVED: a tree without a module is proven alone
+
+
+@dataclass(frozen=True)
+class BatchRunner:
+    """How a track proves several tasks in one container and few runner starts: ``template`` (its batch.sh, under
+    templates/, rendered with ``runs``, ``sessions`` and ``timeout``) and ``names`` (None: every run can share
+    one runner start; else a function giving the names a work tree takes in a session's shared namespace:
+    Python's top-level modules, Go's module path. Then a reference and its stub go to different sessions, and a
+    task that would take a name another task of the batch takes, or one of ``reserved``, is proven alone).
+    ``isolated``: each run's tests run in a process of their own (Go: a test binary per package), so a stub
+    whose run stopped early (it panics, as Go's stubs do) stopped by its own doing, and the batch's verdict on
+    it stands; otherwise (one jest or pytest process for all) such a stub is proven alone."""
+
+    template: str
+    names: Callable[[Path], set[str]] | None = None
+    reserved: frozenset = frozenset()
+    isolated: bool = False
+
+
+# besides the standard library's modules: what pytest imports while it runs the tests
+PYTEST_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "conftest",
+                            "exceptiongroup", "tomli", "pygments", "colorama"})
+# (tier, language) → its batch runner; a track not here is proven task by task (rules.grade.grade_proof)
+BATCH_RUNNERS = {
+    ("aider", "java"): BatchRunner("aider/java/batch.sh.j2"),  # a class loader per run in one JVM
+    ("aider", "javascript"): BatchRunner("aider/javascript/batch.sh.j2"),
+    ("aider", "python"): BatchRunner("aider/python/batch.sh.j2", _top_modules,
+                                     frozenset(getattr(sys, "stdlib_module_names", ())) | PYTEST_MODULES),
+    ("aider", "go"): BatchRunner("aider/go/batch.sh.j2", _go_module, frozenset({"/", "std", "cmd"}), isolated=True),
+}
+BATCH_MAX = 25  # tasks in one batch container at most (a batch that fails costs each of them a proof of its own)
+
+
+def batch_runner(meta: dict) -> BatchRunner | None:
+    """The batch runner of a rendered task (its ``task.json``), or None when its track proves task by task."""
+    return BATCH_RUNNERS.get((meta.get("tier"), meta.get("language")))
+
+
+@dataclass
+class BatchItem:
+    """One task to prove in a batch: ``task_dir``, ``answer_dir`` (its reference solution), ``meta`` (its
+    task.json) and ``log_dir`` (for reference.log and stub.log; None: no logs)."""
+
+    task_dir: Path
+    answer_dir: Path
+    meta: dict
+    log_dir: Path | None = None
+
+
+def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_volume: str = CACHE_VOLUME) -> dict:
+    """Prove several tasks of one track in ONE container with one start of the track's runner per session
+    (``rules.grade.grade_batch``; the track's ``BatchRunner``). Returns task → proof record (as ``prove``
+    writes it, plus ``batch``: ``{"size": tasks in the batch, "seconds": its container's wall clock}``) for
+    each task whose batch proof is one a proof of its own would give: the reference passed, and the stub
+    failed with both of its canaries reported (or, for an ``isolated`` runner, failed as it may) and nothing
+    environmental. Every other task (the reference did not pass, the stub passed or was cut short, it could
+    not be laid out or batched) is left out of the result: the caller proves it alone, so a batch never
+    decides a rejection, a free task or anything unusual, and one task's failure never touches another's.
+    Trusted code only. Raises SandboxError as ``grade`` does.
+    """
+    from rules.render import render
+
+    if not items:
+        return {}
+    runner = batch_runner(items[0].meta)
+    if runner is None or any(batch_runner(i.meta) != runner for i in items):
+        raise ValueError("prove_batch: every task of a batch must be of one track with a batch runner")
+    start = time.monotonic()
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="lab-prove-batch-") as tmp:
+        chosen: list[tuple[BatchItem, Path, Path]] = []
+        taken: set[str] = set()
+        for k, item in enumerate(items):
+            ref_tree, stub_tree = Path(tmp) / f"{k}-reference", Path(tmp) / f"{k}-stub"
+            try:
+                lay_work_tree(item.task_dir, ref_tree, item.answer_dir)
+                lay_work_tree(item.task_dir, stub_tree)
+            except RuntimeError:
+                continue  # its own proof says why
+            if runner.names:
+                names = runner.names(ref_tree) | runner.names(stub_tree)
+                if names & (taken | runner.reserved):
+                    continue
+                taken |= names
+            chosen.append((item, ref_tree, stub_tree))
+        if len(chosen) < 2:
+            return {}
+        m = len(chosen)
+        runs = [BatchRun(i.task_dir, ref) for i, ref, _ in chosen]
+        runs += [BatchRun(i.task_dir, stub, against=k) for k, (i, _, stub) in enumerate(chosen)]
+        described = [{"n": n, "test_files": (chosen[(n - 1) % m][0].meta.get("test_files") or [])}
+                     for n in range(1, 2 * m + 1)]
+        sessions = [described[:m], described[m:]] if runner.names else [described]
+        # the runner's own timeout ends before the container's, so a batch that runs too long still reports
+        timeout = int(limits.timeout - min(30, limits.timeout / 4))
+        script = render(runner.template, runs=described, sessions=sessions, timeout=timeout)
+        logs = [(i.log_dir / "reference.log") if i.log_dir else None for i, _, _ in chosen]
+        logs += [(i.log_dir / "stub.log") if i.log_dir else None for i, _, _ in chosen]
+        graded = grade_batch(runs, script, image=image, limits=limits, cache_volume=cache_volume, log_paths=logs)
+        seconds = round(time.monotonic() - start, 3)
+        for k, (item, _, _) in enumerate(chosen):
+            ref, stub = graded[k], graded[m + k]
+            if ref is None or stub is None:
+                continue
+            (r, r_complete, r_ran), (s, s_complete, s_ran) = ref, stub
+            if not (r_ran and s_ran and r.verdict == "pass" and r_complete and s.verdict == "fail"
+                    and (s_complete or runner.isolated) and not environmental(r) and not environmental(s)):
+                continue
+            meta = item.meta
+            out[meta["task"]] = {
+                "version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
+                "exercise": meta["exercise"], "status": "kept", "reason": "", "environmental": None,
+                "tests": r.tests, "reference": r.to_json(), "stub": s.to_json(),
+                "seconds": round(r.seconds + s.seconds, 3), "batch": {"size": m, "seconds": seconds}}
+    return out
 
 
 def _main(argv: list[str]) -> int:

@@ -229,6 +229,17 @@ def _prove(tier: str, task: str, image: str, limits) -> None:
         _progress[tier].done(record)
 
 
+def _prove_batch(tier: str, tasks: list[str], image: str, limits) -> None:
+    build = load_suite(tier).build_dir
+    TIERS[tier].prove_batch([build / t for t in tasks], image, limits)
+
+
+def _batch_current(members: list[tuple[Path, Path, Path]]) -> bool:
+    """True (nothing to batch) when fewer than two of the batch's tasks have a proof older than their render or
+    image stamp (stat only: the batch itself checks each proof's inputs exactly)."""
+    return sum(_stale(render, proof, stamp) for render, proof, stamp in members) < 2
+
+
 def _not_environmental(proof: str) -> bool:
     """False when the last proof was rejected for the machine's sake (a timeout or out of memory): such a
     rejection is never kept, the next gen proves the task again."""
@@ -265,7 +276,7 @@ def _stale(render: Path, proof: Path, stamp: Path) -> bool:
         return True
 
 
-@create_after(executed="pull", creates=["gen", "prove", "env"])
+@create_after(executed="pull", creates=["gen", "prove", "env", "batch"])
 def task_gen():
     """Render and prove a tier's tasks: ``doit gen:aider`` (a sample), ``langs=go,python``, ``limit=N``,
     ``all=1``, ``strict=1`` (leave free tasks out); ``doit gen:swe`` (``dataset=``, ``repos=``,
@@ -298,6 +309,20 @@ def task_gen():
             }
         proofs = []
         stale = 0
+        batch_of = {}
+        batches = module.batches(suite, selection.chosen, _jobs()) if hasattr(module, "batches") else {}
+        specs = {spec.name: spec for spec in selection.chosen}
+        for name, members in batches.items():
+            batch_of.update({m: f"batch:{tier}/{name}" for m in members})
+            files = [(suite.build_dir / m / "render.json", suite.build_dir / m / "proof.json",
+                      specs[m].image_stamp or suite.build_dir / m / "render.json") for m in members]
+            yield {
+                "basename": "batch", "name": f"{tier}/{name}",
+                "actions": [(_prove_batch, [tier, members, specs[members[0]].image, suite.prove])],
+                "task_dep": [f"gen:{tier}/{m}" for m in members],
+                "uptodate": [(_batch_current, [files])],
+                "doc": f"prove the stale ones of {len(members)} {tier} tasks together (run by gen)",
+            }
         for spec in selection.chosen:
             build = suite.build_dir / spec.name
             render, proof = build / "render.json", build / "proof.json"
@@ -316,6 +341,7 @@ def task_gen():
                 "targets": [proof],
                 "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
                              (_not_environmental, [str(proof)])],
+                "task_dep": [batch_of[spec.name]] if spec.name in batch_of else [],
                 "doc": f"prove {spec.name}",
             }
             proofs.append(proof)

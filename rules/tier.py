@@ -8,7 +8,9 @@ A tier turns some source (an upstream benchmark checkout, a dataset of instances
 - ``render(suite, spec)``: the task's files (pure; raises ``Rejected`` with the reason it cannot be a task);
 - ``images(suite, specs)``: the ``ImageSpec`` of each environment image the chosen tasks name that lab builds
   on the tier's behalf (none for a tier whose image another creator builds, such as the aider tier's grader);
-- ``prove(build, image, limits)``: prove the staged render in ``build`` and write its ``proof.json``.
+- ``prove(build, image, limits)``: prove the staged render in ``build`` and write its ``proof.json``;
+- optionally ``batches(suite, specs, jobs)`` (batch name → task names) and ``prove_batch(builds, image, limits)``:
+  prove several stale tasks together before their own ``prove`` runs, which then takes the batch's proof.
 
 A ``TaskSpec`` names its own image (the tag every stage runs it in) and the stamp that says which build of the
 image it was proven with, so a tier with one image per repository and version needs no global grader.
@@ -119,6 +121,33 @@ class AiderTier:
         return []  # the grader image is built by `doit image:grader`
 
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
+        from rules import images
         from rules.build import prove_staged
 
-        return prove_staged(build, image=image, limits=limits)
+        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"))
+
+    def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
+        """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
+        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so
+        they run side by side."""
+        from rules.prove import batch_runner
+
+        by_track: dict[str, list[str]] = {}
+        for spec in specs:
+            track = spec.groups["language"]
+            if batch_runner({"tier": self.name, "language": track}):
+                by_track.setdefault(track, []).append(spec.name)
+        out = {}
+        for track, names in by_track.items():
+            if len(names) < 2:
+                continue
+            parts = max(1, min(jobs, len(names) // 2))
+            for k in range(parts):
+                out[f"{track}-{k + 1}"] = names[k::parts]
+        return out
+
+    def prove_batch(self, builds: list[Path], image: str, limits: Limits) -> int:
+        from rules import images
+        from rules.build import prove_batch_staged
+
+        return prove_batch_staged(builds, image=image, limits=limits, stamp=images.stamp_path("grader"))
