@@ -203,6 +203,35 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
         assert "not reported" in " ".join(g.evidence)
 
 
+def test_odd_names_in_the_report_folder_never_make_root_copy_through_links(proven, monkeypatch):
+    """check.sh copies the tester's report folder as root: a name holding a newline must never make a line of it
+    a path of its own (a link to /dev/zero, 50 MB a name, onto the host): NUL-separated, links never followed."""
+    import rules.grade
+
+    seen: dict[str, int] = {}
+    original = rules.grade._graded
+
+    def spy(meta, report_dir, **kwargs):
+        seen.update({str(p.relative_to(report_dir)): p.stat().st_size
+                     for p in Path(report_dir).rglob("*") if p.is_file()})
+        return original(meta, report_dir, **kwargs)
+
+    monkeypatch.setattr(rules.grade, "_graded", spy)
+    flood = WRONG + textwrap.dedent('''\
+        import os
+        for i in range(8):
+            try:
+                os.symlink("/dev/zero", "/work/zz%d" % i)
+                open("/tmp/lab-out/x%d\\nzz%d" % (i, i), "w").write("x")
+                os.symlink("/dev/zero", "/tmp/lab-out/link%d.xml" % i)
+            except OSError:
+                pass
+        ''')
+    g = grade_solution(proven, "flood", flood)
+    assert g.verdict != "pass" and seen, (g.evidence, seen)
+    assert max(seen.values()) < 1_000_000 and not any(k.startswith(("zz", "link")) for k in seen), seen
+
+
 def test_a_process_left_holding_the_output_does_not_keep_the_grading_open(proven):
     lingering = WRONG + "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n    os._exit(0)\n"
     g = grade_solution(proven, "lingering", lingering)
