@@ -278,17 +278,23 @@ def _stale(render: Path, proof: Path, stamp: Path) -> bool:
 
 @create_after(executed="pull", creates=["gen", "prove", "env", "batch"])
 def task_gen():
-    """Render and prove a tier's tasks: ``doit gen:aider`` (a sample), ``langs=go,python``, ``limit=N``,
-    ``all=1``, ``strict=1`` (leave free tasks out); ``doit gen:swe`` (``dataset=``, ``repos=``,
-    ``instances=``, ``limit=``, ``all=1``). Each tier says which tasks exist and which image each one runs in
-    (rules/tier.py); environment images a tier builds are ``env:<tier>/<name>`` tasks."""
+    """Render, prove and publish a tier's tasks (gen:aider, gen:swe; env:, batch:, prove: are its steps).
+
+    ``doit gen:aider`` (a sample), ``langs=go,python``, ``limit=N``, ``all=1``, ``strict=1`` (leave free tasks
+    out); ``doit gen:swe`` (``dataset=``, ``repos=``, ``instances=``, ``limit=``, ``all=1``). Each tier says which
+    tasks exist and which image each one runs in (rules/tier.py); environment images a tier builds are
+    ``env:<tier>/<name>`` tasks. A command that names some tiers' steps (``gen:swe``) reads only those tiers'
+    variables (``limit=`` of the swe tier is not the aider tier's)."""
     from rules.build import Progress
     from rules.config import EVALS, ConfigError
     from rules.tier import Rejected
 
+    asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch") for a in _asked(b)}
     for tier, module in TIERS.items():
         if not (EVALS / tier / "suite.toml").is_file():
             continue  # a lab home without this tier
+        if asked and tier not in asked:
+            continue
         try:
             suite = load_suite(tier)
             selection = module.tasks(suite, get_var)
@@ -354,9 +360,20 @@ def task_gen():
             "file_dep": proofs,
             "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
             "targets": [suite.manifest_path],
-            "uptodate": [config_changed({"strict": strict, "tasks": selection.every, "selection": selection.settings})],
+            "uptodate": [config_changed({"strict": strict, "tasks": selection.every, "selection": selection.settings}),
+                         (_manifest_current, [str(suite.manifest_path), str(suite.build_dir)])],
             "doc": f"render, prove and publish the {tier} tier",
         }
+
+
+def _manifest_current(manifest: str, build_dir: str) -> bool:
+    """False when a proof on disk is newer than the manifest (e.g. proved by a command that was killed before
+    it published, or by another selection): a bare `doit gen:<tier>` then publishes it."""
+    try:
+        published = os.stat(manifest).st_mtime
+    except FileNotFoundError:
+        return False
+    return all(p.stat().st_mtime <= published for p in Path(build_dir).glob("*/proof.json"))
 
 
 def _image_current(stamp: Path) -> bool:
@@ -389,7 +406,9 @@ def _evaluate(predictions: str | None, dataset: str | None) -> None:
 
 
 def task_evaluate():
-    """Grade a predictions file with the swe tier's held-out tests: ``doit evaluate predictions=FILE`` (or
+    """Grade SWE-bench predictions with the swe tier's held-out tests (predictions=FILE|gold|empty).
+
+    ``doit evaluate predictions=FILE`` (or
     ``predictions=gold`` / ``predictions=empty``); writes evals/swe/evaluations/<name>/ (logs, results.json)."""
     return {"actions": [(_evaluate, [get_var("predictions"), get_var("dataset")])], "uptodate": [False],
             "verbosity": 2}
@@ -550,8 +569,9 @@ def _swe_envs() -> dict[str, str]:
 
 
 def task_agent_image_swe():
-    """Build each agent's image FROM each environment image of the swe tier's published tasks:
-    ``agent_image_swe:<agent>@<env>`` (so the agent runs the repository's own tests with ``{test_cmd}``)."""
+    """Build each agent's image FROM each swe environment image in use (agent_image_swe:<agent>@<env>).
+
+    So the agent runs the repository's own tests with ``{test_cmd}``."""
     from rules import images
     from rules.sandbox import image_id_quick
 
@@ -590,7 +610,9 @@ def _build_service(agent_name: str, base_image: str) -> None:
 
 
 def task_service_image():
-    """Build each service image agents declare (e.g. a local model server) FROM the Debian base image:
+    """Build each service image agents declare (e.g. a local model server).
+
+    Built FROM the Debian base image:
     ``service_image:service-<name>-<digest>``; agents that declare the same service share one image."""
     from rules import images
 
@@ -675,7 +697,9 @@ def _asked(basename: str) -> list[str]:
 
 
 def task_eval():
-    """Run an agent over a tier's published tasks: ``eval:<run>`` (every trial), ``eval:<run>/<task>``
+    """Run an agent over a tier's published tasks (eval:<run>, eval:<run>/<task>), without the report.
+
+    ``eval:<run>`` (every trial), ``eval:<run>/<task>``
     (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
     ``tries=N`` (default 2), ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...), ``backend=ray
     cluster=HOST:PORT`` (trials on a Ray cluster; ``jobs=N`` trials in flight). A trial whose
@@ -900,7 +924,9 @@ def _regrade(tier: str, agent: str | None):
 
 
 def task_regrade():
-    """Grade every stored trial of ``agent=NAME`` again with the grader image as it is now (``doit image``
+    """Grade an agent's stored trials again without running it (regrade agent=NAME).
+
+    Every stored trial of ``agent=NAME`` is graded with the grader image as it is now (``doit image``
     rebuilds it) and the tasks' check.sh, without running the agent (``suite=`` picks the tier); results are
     rewritten with ``graded.regraded`` true."""
     tier = _suite_var()
@@ -918,7 +944,9 @@ def _fail(message: str):
 
 
 def task_report():
-    """The comparison table of every run with results; ``agent=NAME`` (with its settings, e.g. ``model=X``)
+    """Write the comparison report of every run with results (suite=aider|swe; agent=NAME runs it first).
+
+    ``agent=NAME`` (with its settings, e.g. ``model=X``)
     first runs that agent's trials (so ``doit run agent=NAME`` runs, then reports)."""
     tier = _suite_var()
     agent = get_var("agent")
