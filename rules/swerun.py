@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -42,10 +41,9 @@ from rules import sandbox, swebench
 from rules.agents import Agent
 from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json
-from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest,
-                         current_grader_id, error_warning, kept_work, printable, progress, progress_line,
-                         regrade_trial, stored_result, summary_line, task_digest, trial_folder, trial_state,
-                         unpack_work)
+from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest, announce,
+                         current_grader_id, kept_work, printable, regrade_trial, settle, stored_result,
+                         summary_line, task_digest, trial_folder, trial_state, unpack_work)
 from rules.upstream import patch_bytes
 
 SWE_TRIAL_FORMAT = 1  # version of a swe trial's result.json and of its key
@@ -394,32 +392,17 @@ def eval_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, folde
     write_json(runs / "run.json", run_record(list(st.agents), attempts, run), only_if_changed=True)
     stored = stored_result(st.run_dir)
     grader_id = current_grader_id(st.image, fresh=True)
-    how = state(stored, st, grader_id)
-    if how == "current":
-        print(f"{st.run_dir.name}: already finished ({stored['status']})", flush=True)
-        return stored
-    result = None
-    if how == "regrade":
-        try:
-            result = regrade_swe_trial(st, stored, grader_id)
-        except sandbox.SandboxError as exc:
-            print(f"{st.run_dir.name}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
-            return stored
-    regraded = result is not None
-    if result is None:
-        result = run_swe_trial(st, backend=backend, cluster=cluster)
-    suite = load_suite(TIER)
+    result, how = settle(st.run_dir.name, stored, state(stored, st, grader_id),
+                         lambda: regrade_swe_trial(st, stored, grader_id),
+                         lambda: run_swe_trial(st, backend=backend, cluster=cluster))
+    if how == "stored":
+        return result
     if repeat == 1:
-        write_run_predictions(suite, run)
-    how_line = (f", chosen attempt {result['chosen'] + 1} of {len(result['attempts'])}"
-                f" ({'plausible' if result.get('plausible') else 'least bad'})" if result.get("chosen") is not None else "")
-    print(summary_line(result) + how_line + (" (re-graded, no agent ran)" if regraded else ""), flush=True)
-    p = progress(runs, folders, since)
-    print(progress_line(run, p), flush=True)
-    if p["done"] + p["errors"] == p["total"]:
-        warning = error_warning(result.get("label") or run, runs, folders, since)
-        if warning:
-            print(warning, file=sys.stderr, flush=True)
+        write_run_predictions(load_suite(TIER), run)
+    chosen = (f", chosen attempt {result['chosen'] + 1} of {len(result['attempts'])}"
+              f" ({'plausible' if result.get('plausible') else 'least bad'})" if result.get("chosen") is not None else "")
+    announce(summary_line(result) + chosen + (" (re-graded, no agent ran)" if how == "regraded" else ""),
+             run, result.get("label") or run, runs, folders, since)
     return result
 
 

@@ -883,33 +883,50 @@ def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: f
     BackendError (a backend that cannot serve); infrastructure failures give a result with status ``error``.
     """
     t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
-    agent, runs = t.agent, t.run_dir.parent
-    folder = t.run_dir.name
-    write_json(runs / "run.json", agent.run_record(t.run), only_if_changed=True)
+    runs = t.run_dir.parent
+    write_json(runs / "run.json", t.agent.run_record(t.run), only_if_changed=True)
     stored = stored_result(t.run_dir)
     grader_id = current_grader_id(t.grader_image, fresh=True)
-    state = trial_state(stored, t, grader_id)
-    if state == "current":
-        print(f"{folder}: already finished ({stored['status']})", flush=True)
-        return stored
-    result = None
-    regraded = False
-    if state == "regrade":
-        try:
-            result = regrade_trial(t, stored, grader_id)
-            regraded = result is not None
-        except sandbox.SandboxError as exc:
-            print(f"{folder}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
-            return stored
-    if result is None:
+
+    def run_it() -> dict:
         from rules.backends import run_through  # backends builds on this module
 
-        result = run_through(t, backend, cluster)  # a missing variable stops it before anything starts
-    print(summary_line(result) + (" (re-graded, the agent did not run)" if regraded else ""), flush=True)
-    p = progress(runs, tasks, since)
-    print(progress_line(t.run, p), flush=True)
+        return run_through(t, backend, cluster)  # a missing variable stops it before anything starts
+
+    result, how = settle(t.run_dir.name, stored, trial_state(stored, t, grader_id),
+                         lambda: regrade_trial(t, stored, grader_id), run_it)
+    if how != "stored":
+        announce(summary_line(result) + (" (re-graded, the agent did not run)" if how == "regraded" else ""),
+                 t.run, t.agent.label, runs, tasks, since)
+    return result
+
+
+def settle(folder: str, stored: dict | None, state: str, regrade: Callable[[], dict | None],
+           run: Callable[[], dict]) -> tuple[dict, str]:
+    """A trial's result by its ``state`` (``trial_state``'s word): the ``stored`` one when current; else
+    ``regrade()`` when only the grading changed (None: it cannot stand alone); else ``run()``. A grader that
+    cannot run keeps the stored result. Returns (result, how: "stored" | "regraded" | "ran")."""
+    if state == "current":
+        print(f"{folder}: already finished ({stored['status']})", flush=True)
+        return stored, "stored"
+    if state == "regrade":
+        try:
+            result = regrade()
+        except sandbox.SandboxError as exc:
+            print(f"{folder}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
+            return stored, "stored"
+        if result is not None:
+            return result, "regraded"
+    return run(), "ran"
+
+
+def announce(line: str, run: str, label: str, runs: Path, folders: list[str], since: float) -> None:
+    """Print a finished trial's ``line`` and its run's progress; when the run's last trial is in and most are
+    errors, the warning line (``error_warning``) to stderr."""
+    print(line, flush=True)
+    p = progress(runs, folders, since)
+    print(progress_line(run, p), flush=True)
     if p["done"] + p["errors"] == p["total"]:
-        warning = error_warning(agent.label, runs, tasks, since)
+        warning = error_warning(label, runs, folders, since)
         if warning:
             print(warning, file=sys.stderr, flush=True)
-    return result
