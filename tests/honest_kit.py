@@ -59,3 +59,34 @@ def grade_solution(proven: Proven, name: str, solution_file: str, solution: str,
         (work / rel).write_text(text)
     return grade(proven.base / "task", work, image=proven.image, limits=proven.limits,
                  expected=proven.proof["tests"], log_path=proven.base / "logs" / f"{name}.log")
+
+
+# Python a graded solution can run at import to flood the report folder check.sh copies to the host as root: a
+# file whose name holds a newline, then the name of a link to /dev/zero it left in /work
+REPORT_FLOOD = """
+import os
+for i in range(8):
+    try:
+        os.symlink("/dev/zero", "/work/zz%d" % i)
+        open("/tmp/lab-out/x%d\\nzz%d" % (i, i), "w").write("x")
+        os.symlink("/dev/zero", "/tmp/lab-out/link%d.xml" % i)
+    except OSError:
+        pass
+"""
+
+
+def reports_handed_over(monkeypatch) -> dict[str, int]:
+    """Spy on the host's reading of check.sh's report folder (``rules.grade._graded``): the returned dict fills,
+    as gradings run, with each handed-over file (path relative to the folder) and its size in bytes."""
+    import rules.grade
+
+    seen: dict[str, int] = {}
+    original = rules.grade._graded
+
+    def spy(meta, report_dir, **kwargs):
+        seen.update({str(p.relative_to(report_dir)): p.stat().st_size
+                     for p in Path(report_dir).rglob("*") if p.is_file()})
+        return original(meta, report_dir, **kwargs)
+
+    monkeypatch.setattr(rules.grade, "_graded", spy)
+    return seen

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from honest_kit import grade_solution as kit_grade_solution, prove_fixture  # noqa: E402
+from honest_kit import REPORT_FLOOD, prove_fixture, reports_handed_over  # noqa: E402
+from honest_kit import grade_solution as kit_grade_solution  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
@@ -206,28 +207,8 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
 def test_odd_names_in_the_report_folder_never_make_root_copy_through_links(proven, monkeypatch):
     """check.sh copies the tester's report folder as root: a name holding a newline must never make a line of it
     a path of its own (a link to /dev/zero, 50 MB a name, onto the host): NUL-separated, links never followed."""
-    import rules.grade
-
-    seen: dict[str, int] = {}
-    original = rules.grade._graded
-
-    def spy(meta, report_dir, **kwargs):
-        seen.update({str(p.relative_to(report_dir)): p.stat().st_size
-                     for p in Path(report_dir).rglob("*") if p.is_file()})
-        return original(meta, report_dir, **kwargs)
-
-    monkeypatch.setattr(rules.grade, "_graded", spy)
-    flood = WRONG + textwrap.dedent('''\
-        import os
-        for i in range(8):
-            try:
-                os.symlink("/dev/zero", "/work/zz%d" % i)
-                open("/tmp/lab-out/x%d\\nzz%d" % (i, i), "w").write("x")
-                os.symlink("/dev/zero", "/tmp/lab-out/link%d.xml" % i)
-            except OSError:
-                pass
-        ''')
-    g = grade_solution(proven, "flood", flood)
+    seen = reports_handed_over(monkeypatch)
+    g = grade_solution(proven, "flood", WRONG + REPORT_FLOOD)
     assert g.verdict != "pass" and seen, (g.evidence, seen)
     assert max(seen.values()) < 1_000_000 and not any(k.startswith(("zz", "link")) for k in seen), seen
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit, write_suite  # noqa: E402
 from fixture_swe import BASE, FIXED_SOURCE, make_calc  # noqa: E402
 from fixture_upstream import make_upstream  # noqa: E402
+from honest_kit import REPORT_FLOOD, reports_handed_over  # noqa: E402
 
 from rules import swebench  # noqa: E402
 from rules.config import Suite  # noqa: E402
@@ -539,35 +540,13 @@ def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, re
     return g, note
 
 
-FLOOD = WRONG + textwrap.dedent('''\
-    import os
-    for i in range(8):  # a report file whose name holds a newline, then the name of a link to /dev/zero
-        try:
-            os.symlink("/dev/zero", "/work/zz%d" % i)
-            open("/tmp/lab-out/x%d\\nzz%d" % (i, i), "w").write("x")
-            os.symlink("/dev/zero", "/tmp/lab-out/link%d.xml" % i)
-        except OSError:
-            pass
-    ''')
-
-
 @docker
 def test_odd_names_in_the_report_folder_never_make_root_copy_through_links(home, tmp_path, monkeypatch):
     """check.sh copies the tester's report folder to the host as root: a file name holding a newline once made a
     line of it read as a path of its own, so a link to /dev/zero the tester left in /work was copied, 50 MB a
     name, 64 names a grading, onto the host's disk. Names are NUL-separated now and links never followed."""
-    import rules.grade
-
-    seen: dict[str, int] = {}
-    original = rules.grade._graded
-
-    def spy(meta, report_dir, **kwargs):
-        seen.update({str(p.relative_to(report_dir)): p.stat().st_size
-                     for p in Path(report_dir).rglob("*") if p.is_file()})
-        return original(meta, report_dir, **kwargs)
-
-    monkeypatch.setattr(rules.grade, "_graded", spy)
-    g, _ = _grade_attack(home, tmp_path, "flood", {"calc/__init__.py": FLOOD}, {}, [])
+    seen = reports_handed_over(monkeypatch)
+    g, _ = _grade_attack(home, tmp_path, "flood", {"calc/__init__.py": WRONG + REPORT_FLOOD}, {}, [])
     assert g.verdict == "fail" and "report.xml" in seen, (g.evidence, seen)
     assert max(seen.values()) < 1_000_000 and not any(k.startswith(("zz", "link")) for k in seen), seen
 
