@@ -6,7 +6,9 @@ mounted, then grades the work tree with ``rules.grade`` (no network, pristine no
 limits, a timeout that kills the container). After a failed try the agent runs again in the same work tree
 with a follow-up prompt holding the end of the test output (``tries=2``: the polyglot benchmark's pass@2). A
 try whose agent ran past its time limit is graded all the same (its work tree as it was) and followed the same
-way. The scratch folder (stub, work tree, in and out folders) is a filesystem of the agent's ``disk`` limit
+way. A try that leaves the work tree byte-identical to the last graded one (``work_digest``: contents, modes,
+links) is not graded again: the earlier grading stands for it (``reused_from_try`` in its grade), so an agent
+that changes nothing pays no second grading and gains no second draw of a flaky test. The scratch folder (stub, work tree, in and out folders) is a filesystem of the agent's ``disk`` limit
 (``rules.disk``), so an agent cannot fill the host's disk.
 
 ``error`` means the agent never had a fair chance: its command could not run (exit 126/127, or its container
@@ -443,6 +445,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         raise TrialError(str(exc)) from None
     prompt = (t.task_dir / "prompt.txt").read_text(encoding="utf-8")
     text = prompt
+    last = None  # (tree digest, try, Grade) of the last grading that ran
     for n in range(1, t.tries + 1):
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
@@ -470,22 +473,38 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             record["note"] = "; ".join(notes + [f"the agent filled its disk (cap {t.agent.limits.disk} bytes: the "
                                                 f"work tree and /lab/out); not graded"])
             break
-        if size <= ARCHIVE_CAP:
-            archive_work(work, t.run_dir / f"work-{n}.tar.gz")
-            record["work_archive"] = f"work-{n}.tar.gz"
-        else:
-            notes.append(f"the work tree ({size} bytes) is over {ARCHIVE_CAP} bytes: not kept, cannot be re-graded")
         graded, note = graded_tree(t.task_dir, work, t.scratch / f"graded-{n}")
         if note:
             notes.append(note)
-        g = grade(t.task_dir, graded, image=t.grader_image, limits=t.grade_limits, cache_volume=t.cache_volume,
-                  log_path=t.run_dir / f"grade-{n}.log")
-        record["grade"] = g.to_json()
+        digest = work_digest(graded) if t.tries > 1 else None  # one try: nothing to compare with
+        if digest is not None and last is not None and digest == last[0]:
+            # The very tree the last grading read (every byte, mode and link): its grading stands for this try.
+            # A fresh grading could differ only by chance (a flaky test): no try is credited for re-rolling it.
+            k, g = last[1], last[2]
+            record["grade"] = {**result["tries"][k - 1]["grade"], "reused_from_try": k}
+            record["work_archive"] = result["tries"][k - 1]["work_archive"]
+            record["work_digest"] = digest
+            notes.append(f"the work tree is byte-identical to try {k}'s: its grading stands (grade-{k}.log)")
+            write_atomic(t.run_dir / f"grade-{n}.log", f"lab: the work tree after try {n} is byte-identical to the one "
+                                                        f"graded after try {k} (sha256 {digest}); try {k}'s grading "
+                                                        f"stands, see grade-{k}.log\n")
+        else:
+            if size <= ARCHIVE_CAP:
+                archive_work(work, t.run_dir / f"work-{n}.tar.gz")
+                record["work_archive"] = f"work-{n}.tar.gz"
+            else:
+                notes.append(f"the work tree ({size} bytes) is over {ARCHIVE_CAP} bytes: not kept, cannot be re-graded")
+            g = grade(t.task_dir, graded, image=t.grader_image, limits=t.grade_limits, cache_volume=t.cache_volume,
+                      log_path=t.run_dir / f"grade-{n}.log")
+            record["grade"] = g.to_json()
+            if digest is not None:
+                record["work_digest"] = digest
+            last = (digest, n, g)
+            result["grading_seconds"] = round(result["grading_seconds"] + g.seconds, 3)
         record["outcome"] = try_outcome(record["grade"], res.timed_out)
         if g.timed_out:
             notes.append(f"the tests ran past the grader's {t.grade_limits.timeout:g} s")
         record["note"] = "; ".join(notes)
-        result["grading_seconds"] = round(result["grading_seconds"] + g.seconds, 3)
         result["tests"] = {"ran": g.ran, "passed": g.passed_tests, "failed": g.failed_tests}
         if g.passed:
             result["passed_try"] = n
@@ -514,6 +533,30 @@ def graded_tree(task_dir: Path, work: Path, dest: Path) -> tuple[Path, str]:
     problem = apply_patch(dest, patch) if patch.strip() else None
     return dest, (f"the work tree's patch does not apply to a fresh base ({problem}); the base was graded"
                   if problem else "")
+
+
+def work_digest(root: Path) -> str:
+    """SHA-256 (hex) of everything a grading can read of the tree ``root``: every entry's relative path and
+    kind, a file's content and mode bits, a folder's mode bits, a symlink's target (never followed). Two trees
+    with the same digest grade alike (modification times are left out: the grader builds from scratch)."""
+    h = hashlib.sha256()
+    root = Path(root)
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        for name in sorted(dirs) + sorted(files):
+            p = Path(folder) / name
+            rel = os.fsencode(p.relative_to(root).as_posix())
+            st = p.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                h.update(b"l\0" + rel + b"\0" + os.fsencode(os.readlink(p)) + b"\0")
+            elif stat.S_ISDIR(st.st_mode):
+                h.update(b"d\0" + rel + b"\0" + oct(stat.S_IMODE(st.st_mode)).encode() + b"\0")
+            else:
+                h.update(b"f\0" + rel + b"\0" + oct(stat.S_IMODE(st.st_mode)).encode() + b"\0")
+                with open(p, "rb") as f:
+                    h.update(hashlib.file_digest(f, "sha256").digest() if hasattr(hashlib, "file_digest")
+                             else hashlib.sha256(f.read()).digest())
+    return h.hexdigest()
 
 
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:
@@ -633,6 +676,12 @@ def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict 
             if rec.get("grade") is None:
                 continue
             n = rec["try"]
+            k = rec["grade"].get("reused_from_try")
+            if isinstance(k, int) and 1 <= k < n and (new["tries"][k - 1].get("grade") or {}).get("reused_from_try") is None:
+                # the same tree as try k's (see _run_tries): its new grading stands for this try too
+                rec["grade"] = {**new["tries"][k - 1]["grade"], "reused_from_try": k}
+                rec["outcome"] = try_outcome(rec["grade"], bool(rec.get("agent", {}).get("timed_out")))
+                continue
             with tempfile.TemporaryDirectory(prefix="lab-regrade-") as tmp:
                 work = Path(tmp) / "work"
                 unpack_work(t.run_dir / rec["work_archive"], work)

@@ -135,6 +135,30 @@ def test_special_files_are_removed_and_symlinks_kept(tmp_path):
     assert "+x = 1" in diff and "HOST-SECRET" not in diff  # a link is never followed
 
 
+def test_work_digest_sees_content_modes_links_and_empty_folders_but_not_times(tmp_path):
+    from rules.trial import work_digest
+
+    root = tmp_path / "w"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    os.symlink("a.py", root / "src" / "link")
+    base = work_digest(root)
+    os.utime(root / "src" / "a.py", (1, 1))
+    assert work_digest(root) == base, "times do not count"
+    changes = [lambda: (root / "src" / "a.py").write_text("x = 2\n"),
+               lambda: (root / "src" / "a.py").chmod(0o755),
+               lambda: (os.unlink(root / "src" / "link"), os.symlink("b.py", root / "src" / "link")),
+               lambda: (root / "empty").mkdir(),
+               lambda: (root / "src").chmod(0o700),
+               lambda: (root / "src" / "a.py").rename(root / "src" / "b.py")]
+    seen = {base}
+    for change in changes:
+        change()
+        d = work_digest(root)
+        assert d not in seen, change
+        seen.add(d)
+
+
 def test_file_names_that_are_not_utf8_are_recorded_escaped(tmp_path):
     from rules.files import write_json
     from rules.trial import printable, remove_special_files
@@ -260,6 +284,36 @@ def test_second_try_gets_the_test_output_and_passes(home):
     assert "INSTRUCTIONS for hello" in followup and "test_two" in followup and "hello.py" in followup
     one = trial(home, "second-try", tries=1)
     assert (one["status"], len(one["tries"])) == ("fail", 1)
+
+
+@docker
+def test_a_try_that_changed_nothing_keeps_the_last_grading_and_a_changed_one_is_graded(home):
+    from rules.config import Limits
+    from rules.trial import Trial, regrade_trial
+    from rules import images
+    from rules.agents import load_agents
+
+    r = trial(home, "noop")  # the stub fails; try 2 leaves the very tree try 1 left
+    one, two = r["tries"]
+    assert (r["status"], one["outcome"], two["outcome"]) == ("fail", "fail", "fail")
+    assert "reused_from_try" not in one["grade"] and two["grade"]["reused_from_try"] == 1
+    assert {k: v for k, v in two["grade"].items() if k != "reused_from_try"} == one["grade"]
+    assert two["work_digest"] == one["work_digest"] and two["work_archive"] == one["work_archive"] == "work-1.tar.gz"
+    assert r["grading_seconds"] == one["grade"]["seconds"]  # one grading ran
+    run = home / "evals" / "aider" / "runs" / "noop" / "python-hello"
+    assert "byte-identical to the one graded after try 1" in (run / "grade-2.log").read_text()
+    assert "its grading stands" in two["note"] and not (run / "work-2.tar.gz").exists()
+    changed = trial(home, "second-try")  # try 2 edits the work tree: graded afresh
+    assert "reused_from_try" not in changed["tries"][1]["grade"]
+    assert changed["tries"][0]["work_digest"] != changed["tries"][1]["work_digest"]
+    # grading again: the kept tree is graded once, and try 2 keeps standing on try 1's new grading
+    a = load_agents(home / "evals" / "agents.toml")["noop"]
+    t = Trial(agent=a, task_dir=home / "evals" / "aider" / "tasks" / "python-hello", run_dir=run,
+              scratch=home / ".lab" / "trials" / "noop" / "python-hello", agent_image=a.tag(images.GRADER),
+              grader_image=images.GRADER, grade_limits=Limits(cpus=1, memory=1024**3, pids=256, timeout=60), tries=2)
+    new = regrade_trial(t, r)
+    assert new["graded"]["regraded"] and new["tries"][1]["grade"]["reused_from_try"] == 1
+    assert new["tries"][1]["grade"]["seconds"] == new["tries"][0]["grade"]["seconds"] == new["grading_seconds"]
 
 
 @docker
