@@ -160,7 +160,8 @@ def lab_run(home: Path, tries: int, jobs: int, published: list[dict]) -> dict:
     per["other"] = per["trial"] - per["agent"] - per["grading"]
     return {"seconds": round(seconds, 2), "trials": len(rs), "per_trial": {k: round(v, 3) for k, v in per.items()},
             "agent_containers": sum(len(r["tries"]) for r in rs),
-            "gradings": sum(1 for r in rs for t in r["tries"] if t.get("grade") is not None),
+            "gradings": sum(1 for r in rs for t in r["tries"] if t.get("grade") is not None
+                                  and not t["grade"].get("reused_from_try")),
             "unexpected": sorted(f"{t}: {results[t]['status']}" for t in wrong)}
 
 

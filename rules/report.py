@@ -193,10 +193,13 @@ def error_message(result: dict) -> str:
 def tampered_tries(result: dict) -> list[dict]:
     """The tries of ``result`` whose grading said ``tampered``, and the attempts (swe) whose own held-out
     grading did: ``[{"try", "evidence": [lines]}]`` (``try`` is the attempt's number for an attempt; its
-    evidence is its ``evidence`` or ``grade.evidence``, when the record keeps any)."""
+    evidence is its ``evidence`` or ``grade.evidence``, when the record keeps any). A try whose grading is an
+    earlier try's (``reused_from_try``: the same tree) is that try's observation, not listed again."""
     out = []
     for i, t in enumerate(result.get("tries") or [], 1):
         grade = t.get("grade") or {}
+        if grade.get("reused_from_try"):  # the same tree as an earlier try's: no second observation
+            continue
         if grade.get("verdict") == "tampered" or t.get("outcome") == "tampered":
             out.append({"try": t.get("try", i), "evidence": [str(e) for e in grade.get("evidence") or []]})
     for i, a in enumerate(result.get("attempts") or [], 1):
@@ -358,7 +361,7 @@ def leaderboard_record(run: Run, tasks: list[TaskRow], first: dict[str, str], cu
     seconds = [res.get("seconds", 0.0) for res in first_done]
     usage1 = _usage([res for _t, res in first_current])
     grading_timeouts = sum(1 for res in first_done for t in res.get("tries", [])
-                           if (t.get("grade") or {}).get("timed_out"))
+                           if (t.get("grade") or {}).get("timed_out") and not t["grade"].get("reused_from_try"))
     return {
         "dirname": f"lab-{run.run}", "model": run.label, "test_cases": n, "completed_cases": len(first_done),
         "total_tests": n, "pass_rate_1": round(100 * passes[1] / n, 1) if n else 0.0,

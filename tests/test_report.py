@@ -126,6 +126,15 @@ def test_tampered_is_counted_and_never_passed_with_its_evidence_kept():
     assert "the canary test was reported as passed" in html and 'class="o o-tampered"' in html
 
 
+def test_a_grading_reused_for_an_unchanged_tree_is_one_observation():
+    graded = {"verdict": "tampered", "evidence": ["canary passed"], "timed_out": True}
+    result = {"tries": [{"try": 1, "outcome": "tampered", "grade": graded},
+                        {"try": 2, "outcome": "tampered", "grade": {**graded, "reused_from_try": 1}}]}
+    assert report.tampered_tries(result) == [{"try": 1, "evidence": ["canary passed"]}]
+    result["tries"][1]["grade"] = {**graded, "evidence": ["another"]}  # graded afresh: a second observation
+    assert [t["try"] for t in report.tampered_tries(result)] == [1, 2]
+
+
 def test_a_run_whose_every_trial_errored_is_shown_with_its_errors():
     r = _fixed()
     crashed = _row(r, "crashed")
