@@ -314,7 +314,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 BOX_IDLE = "while :; do sleep 2147483647 & wait $!; done"
 # Each exec runs the command under this: when it ends, every other process in the box (what the command left
 # running in the background) is killed, so nothing keeps writing to the work tree after the command returned,
-# and the exec's output stream ends at once. Exit code: the command's (127/126 when it cannot run).
+# and the exec's output stream ends at once. Exit code: the command's (127/126 when it cannot run). `kill -1`
+# reaches only the box's own processes: every box has a PID namespace of its own (``_create`` never shares one).
 BOX_EXEC = '"$@"; rc=$?; kill -9 -1 2>/dev/null; exit $rc'
 
 
@@ -392,9 +393,11 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     middle elided; also written to ``log_path``); ``output_bytes`` counts every byte. When the command ends,
     whatever it left running in the box is killed (``BOX_EXEC``). At the timeout the whole container is killed
     and removed (every process in it), the result has ``timed_out`` set and ``exit_code`` None, and the box is
-    ``dead``. ``oom_killed``: the engine reported an OOM kill in the box while this command ran (Docker's
-    ``oom`` events; its ``State.OOMKilled`` only changes when PID 1 exits, so it cannot tell). A box found
-    stopped after the command (its PID 1 killed) is marked ``dead`` too.
+    ``dead``. ``oom_killed``: the engine reported an OOM kill in the box while this command ran, counted from
+    Docker's ``oom`` events (an exec has no OOM flag of its own, and on Docker 20.10 with cgroup v1, measured
+    here, the container's ``State.OOMKilled`` stays false while PID 1 lives and turns true, for good, only when
+    the container is killed later: it cannot tell which command ran out of memory). A box found stopped after
+    the command (its PID 1 killed) is marked ``dead`` too.
 
     Raises SandboxError when the box is dead or gone, or the engine refuses the exec."""
     import threading
@@ -466,7 +469,10 @@ def _oom_events(box: Box) -> bool:
     try:
         events = client().api.events(since=box.since, until=f"{time.time():.9f}",
                                      filters={"container": box.id, "event": "oom"}, decode=True)
-        count = sum(1 for _ in events)
+        try:
+            count = sum(1 for _ in events)
+        finally:
+            events.close()
     except docker.errors.APIError:
         return False
     seen, box.ooms = box.ooms, max(box.ooms, count)

@@ -6,15 +6,15 @@ mounted, runs the agent in it, then grades the work tree with ``rules.grade`` (n
 non-solution files laid back, limits, a timeout that kills the container). After a failed try the agent runs
 again in the same work tree with a follow-up prompt holding the end of the test output (``tries=2``: the
 polyglot benchmark's pass@2). A try whose agent ran past its time limit is graded all the same (its work tree
-as it was) and followed the same way.
+as it was) and followed the same way. The scratch folder (stub, work tree, in and out folders) is a filesystem
+of the agent's ``disk`` limit (``rules.disk``), so an agent cannot fill the host's disk.
 
 One agent container per trial (``AgentContainer``): each try is an exec in the container the first try started,
 so what the agent leaves outside the work tree (``/tmp``, its home) is still there on the next try, as it is
 for Aider's own benchmark, which keeps one aider process for both tries; nothing it started runs on after its
 try. A try that ran past its time limit (its container is killed with it) or ran out of memory leaves the next
 try a fresh container, and that try's note says so. An agent defined with ``container = "try"`` gets a fresh
-container for every try instead. The mode is part of the trial's key (``Trial.run_key``). The scratch folder (stub, work tree, in and out folders) is a filesystem of the agent's ``disk`` limit
-(``rules.disk``), so an agent cannot fill the host's disk.
+container for every try instead. The mode is part of the trial's key (``Trial.run_key``).
 
 ``error`` means the agent never had a fair chance: its command could not run (exit 126/127, or its container
 could not start) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
@@ -417,6 +417,7 @@ class AgentContainer:
         self.t, self.env, self.mode = t, env, t.agent.container
         self.in_dir, self.out_dir = t.scratch / "in", t.scratch / "out"
         self.box: sandbox.Box | None = None
+        self.held: list[int] = []  # open descriptors of the box's mounted folders (their inodes stay taken)
         self.why_fresh = ""  # why the next run gets a fresh box ("" before the first)
         self.fresh: bool | None = None  # whether the current try's first run started a new container
         self.note = ""  # what the current try's record says about its container
@@ -435,8 +436,13 @@ class AgentContainer:
             self.fresh = True
             return sandbox.run(self.t.agent_image, argv, mounts=mounts, env=self.env, network=agent.network,
                                limits=agent.limits, workdir=WORK, log_path=log_path, labels=labels)
+        if self.box is not None and ([os.stat(m.source).st_ino for m in mounts]
+                                     != [os.fstat(fd).st_ino for fd in self.held]):
+            self.why_fresh = "the work tree or the in/out folders were made anew"  # the box would see the old ones
+            self.close()
         new = self.box is None
         if new:
+            self.held = [os.open(m.source, os.O_RDONLY | os.O_DIRECTORY) for m in mounts]
             self.box = sandbox.start_box(self.t.agent_image, mounts=mounts, env=self.env, network=agent.network,
                                          limits=agent.limits, workdir=WORK, labels=labels)
             if self.why_fresh:
@@ -453,6 +459,9 @@ class AgentContainer:
 
     def close(self) -> None:
         """Remove the box, if one runs (idempotent)."""
+        held, self.held = self.held, []
+        for fd in held:
+            os.close(fd)
         if self.box is not None:
             box, self.box = self.box, None
             sandbox.stop_box(box)
@@ -483,7 +492,8 @@ def _empty(folder: Path) -> None:
 
 
 def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str], work: Path,
-               result: dict, box: AgentContainer) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
+               result: dict, box: AgentContainer
+               ) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
     """Run the agent for try ``n`` with prompt ``text`` in the trial's container ``box``; a rate-limited run is
     run again after each of ``rate_limit_waits()``. Returns (run result, usage, out folder, problem or None,
     retries); adds the agent seconds and usage of every run to ``result``. Raises NoFairChance when the

@@ -220,3 +220,36 @@ def test_box_output_is_streamed_capped_and_counted_in_full(grader_image):
     assert lab_containers(**{"lab.role": "box-test"}) == []
     with pytest.raises(sandbox.SandboxError, match="dead"):
         sandbox.box_exec(box, ["true"], timeout=5)
+
+
+@docker
+def test_a_work_tree_laid_anew_between_runs_gets_a_fresh_box(home, tmp_path):
+    import shutil
+
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, agent_container
+
+    noop = load_agents(home / "evals" / "agents.toml")["noop"]
+    t = Trial(agent=noop, task_dir=tmp_path / "task", run_dir=tmp_path / "run", scratch=tmp_path / "scratch",
+              agent_image=noop.tag(images.GRADER), grader_image=images.GRADER, grade_limits=Limits())
+    work = tmp_path / "scratch" / "work"
+    for folder in (work, t.scratch / "in", t.scratch / "out", t.run_dir):
+        folder.mkdir(parents=True)
+    (work / "a.txt").write_text("first\n")
+    look = ["sh", "-c", "cat /work/a.txt; test -e /tmp/mark && echo MARK; touch /tmp/mark"]
+    labels = {"lab.role": "agent", "lab.agent": "box-anew"}
+    with agent_container(t, {}) as box:
+        box.begin_try()
+        first = box.run(look, work, t.run_dir / "a.log", labels)
+        box.begin_try()
+        same = box.run(look, work, t.run_dir / "b.log", labels)
+        assert (first.output, same.output, box.fresh, box.note) == ("first\n", "first\nMARK\n", False, "")
+        shutil.rmtree(work)
+        work.mkdir()
+        (work / "a.txt").write_text("second\n")
+        box.begin_try()
+        anew = box.run(look, work, t.run_dir / "c.log", labels)
+        assert anew.output == "second\n" and box.fresh is True and "made anew" in box.note
+    assert lab_containers(**{"lab.agent": "box-anew"}) == []
