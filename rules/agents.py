@@ -13,7 +13,8 @@ are part of the agent's identity: its digest, and the *run* (``Agent.run``: the 
 ``<agent>.<slug of the values>``) that names the results folder ``evals/<tier>/runs/<run>/``. Two models of one
 agent are two runs side by side.
 
-Inside the agent's container (the only things mounted):
+Inside the agent's container (the only things mounted; one container for all the tries of a trial unless the
+definition says ``container = "try"``):
   ``/work``               the work tree, read-write (the working directory)
   ``/lab/in/prompt.txt``  the prompt of this try, read-only
   ``/lab/out/``           an empty private folder, read-write: ``usage.json`` there reports usage
@@ -42,7 +43,10 @@ OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
 FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings",
-          "errors", "service")
+          "errors", "service", "container")
+# how a trial runs the agent's container: "trial" one container for all its tries (each try an exec in it),
+# "try" a fresh container for each try
+CONTAINER_MODES = ("trial", "try")
 REQUIRED = ("image", "command")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 PLACEHOLDER = re.compile(r"\{(prompt|work|files|out|try|test_cmd)\}")
@@ -90,7 +94,9 @@ class Agent:
     ``env`` / ``env_optional`` are names passed through from the caller's environment, ``env_set`` fixed
     values; ``network`` a Docker network mode; ``limits`` the container's limits (``timeout``: seconds per
     try); ``usage`` the name of an output parser in ``USAGE_PARSERS`` (or None); ``build`` extra variables
-    for the Dockerfile template; ``errors`` the name of a provider-error table in ``ERROR_PATTERNS`` (or None).
+    for the Dockerfile template; ``errors`` the name of a provider-error table in ``ERROR_PATTERNS`` (or None);
+    ``container`` how a trial runs its container (``CONTAINER_MODES``: "trial", one container whose state
+    lasts across the trial's tries, or "try", a fresh one per try).
     """
 
     name: str
@@ -107,6 +113,7 @@ class Agent:
     values: tuple[tuple[str, str], ...] = ()  # the settings' values (declaration order), set by resolve()
     errors: str | None = None
     service: Service | None = None  # a container started beside the agent's for each trial (rules.services)
+    container: str = "trial"  # one of CONTAINER_MODES
 
     def definition(self) -> dict:
         """The definition as plain JSON data (what the run's stamp file holds): env *names*, never env values;
@@ -120,6 +127,7 @@ class Agent:
                        "timeout": self.limits.timeout, "disk": self.limits.disk},
             # only present when declared, so the digests (and trials) of agents without a service stay as they were
             **({"service": self.service.definition()} if self.service else {}),
+            **({"container": self.container} if self.container != "trial" else {}),  # likewise
         }
         if self.settings:
             values = dict(self.values)
@@ -335,6 +343,10 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     usage = raw.get("usage")
     if usage is not None and usage not in USAGE_PARSERS:
         raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(sorted(USAGE_PARSERS))}")
+    container = raw.get("container", "trial")
+    if container not in CONTAINER_MODES:
+        raise AgentError(f"{at}: container {container!r} is not one of {', '.join(map(repr, CONTAINER_MODES))} "
+                         "(\"trial\": one container for all the trial's tries; \"try\": a fresh one per try)")
     errors = raw.get("errors")
     if errors is not None and errors not in ERROR_PATTERNS:
         raise AgentError(f"{at}: errors {errors!r} is unknown; known: {', '.join(sorted(ERROR_PATTERNS))}")
@@ -349,7 +361,8 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
                  usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
-                 settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service)
+                 settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service,
+                 container=container)
 
 
 def load_agents(path: Path | None = None) -> dict[str, Agent]:

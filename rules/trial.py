@@ -1,15 +1,23 @@
 """One trial: an agent tries one task, in its own container, and a fresh grader container grades the work.
 
-A trial lays a fresh work tree with the task's ``setup.sh``, runs the agent's container with only the work
+A trial lays a fresh work tree with the task's ``setup.sh``, starts the agent's container with only the work
 tree (``/work``, read-write), the prompt (``/lab/in``, read-only) and an empty private folder (``/lab/out``)
-mounted, then grades the work tree with ``rules.grade`` (no network, pristine non-solution files laid back,
-limits, a timeout that kills the container). After a failed try the agent runs again in the same work tree
-with a follow-up prompt holding the end of the test output (``tries=2``: the polyglot benchmark's pass@2). A
-try whose agent ran past its time limit is graded all the same (its work tree as it was) and followed the same
-way. A try that leaves the work tree byte-identical to the last graded one (``work_digest``: contents, modes,
-links) is not graded again: the earlier grading stands for it (``reused_from_try`` in its grade), so an agent
-that changes nothing pays no second grading and gains no second draw of a flaky test. The scratch folder (stub, work tree, in and out folders) is a filesystem of the agent's ``disk`` limit
-(``rules.disk``), so an agent cannot fill the host's disk.
+mounted, runs the agent in it, then grades the work tree with ``rules.grade`` (no network, pristine
+non-solution files laid back, limits, a timeout that kills the container). After a failed try the agent runs
+again in the same work tree with a follow-up prompt holding the end of the test output (``tries=2``: the
+polyglot benchmark's pass@2). A try whose agent ran past its time limit is graded all the same (its work tree
+as it was) and followed the same way. A try that leaves the work tree byte-identical to the last graded one
+(``work_digest``: contents, modes, links) is not graded again: the earlier grading stands for it
+(``reused_from_try`` in its grade), so an agent that changes nothing pays no second grading and gains no second
+draw of a flaky test. The scratch folder (stub, work tree, in and out folders) is a filesystem
+of the agent's ``disk`` limit (``rules.disk``), so an agent cannot fill the host's disk.
+
+One agent container per trial (``AgentContainer``): each try is an exec in the container the first try started,
+so what the agent leaves outside the work tree (``/tmp``, its home) is still there on the next try, as it is
+for Aider's own benchmark, which keeps one aider process for both tries; nothing it started runs on after its
+try. A try that ran past its time limit (its container is killed with it) or ran out of memory leaves the next
+try a fresh container, and that try's note says so. An agent defined with ``container = "try"`` gets a fresh
+container for every try instead. The mode is part of the trial's key (``Trial.run_key``).
 
 ``error`` means the agent never had a fair chance: its command could not run (exit 126/127, or its container
 could not start) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
@@ -107,9 +115,11 @@ class Trial:
     def run_key(self) -> dict:
         """What the agent's side of a result depends on (a change means the agent must run again): the task
         without its grading files (prompt, task.json, setup.sh, workspace/), the agent definition's digest,
-        its image template's digest and the tries."""
+        its image template's digest, the tries, and how its container ran (``agent_container``: "trial", one
+        container for all the tries, or "try"; results from before the field ran a fresh one per try)."""
         return {"task_digest": task_digest(self.task_dir, without=GRADING_FILES), "agent_digest": self.agent.digest,
-                "image_digest": _template_digest(self.agent), "tries": self.tries}
+                "image_digest": _template_digest(self.agent), "tries": self.tries,
+                "agent_container": self.agent.container}
 
     def grade_key(self, grader_id: str) -> dict:
         """What the grading of a result depends on (a change means grading the kept work trees again):
@@ -394,24 +404,116 @@ def _test_cmd(task_dir: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
+class AgentContainer:
+    """The agent's container of one trial (``agent_container``). In mode "trial" (the default) one box
+    (``sandbox.start_box``) serves all the tries: started at the first run, each run (a try, or a rate-limit
+    retry) is an exec in it (``sandbox.box_exec``), so files outside the work tree, ``/tmp`` and the agent's
+    home last from one try to the next. A run that timed out (the box is killed with it), was OOM-killed or
+    found the box stopped leaves the next run a fresh box, and that try's note says so. In mode "try"
+    (``container = "try"`` in the agent's definition) every run has a fresh container (``sandbox.run``).
+
+    The mounts are the same for every run: the work tree at ``WORK``, ``<scratch>/in`` at ``IN_DIR``
+    (read-only; the host writes the run's ``prompt.txt`` there) and ``<scratch>/out`` at ``OUT_DIR`` (emptied by
+    the host before each run, after the last run's files were kept)."""
+
+    def __init__(self, t: Trial, env: dict[str, str]):
+        self.t, self.env, self.mode = t, env, t.agent.container
+        self.in_dir, self.out_dir = t.scratch / "in", t.scratch / "out"
+        self.box: sandbox.Box | None = None
+        self.held: list[int] = []  # open descriptors of the box's mounted folders (their inodes stay taken)
+        self.why_fresh = ""  # why the next run gets a fresh box ("" before the first)
+        self.fresh: bool | None = None  # whether the current try's first run started a new container
+        self.note = ""  # what the current try's record says about its container
+
+    def begin_try(self) -> None:
+        """Forget the last try's container facts (``fresh``, ``note``)."""
+        self.fresh, self.note = None, ""
+
+    def run(self, argv: list[str], work: Path, log_path: Path, labels: dict[str, str]) -> sandbox.RunResult:
+        """Run ``argv`` as the agent (its env, network and limits; ``limits.timeout`` per run). Raises
+        StartError when a container cannot start, SandboxError when the engine fails."""
+        agent = self.t.agent
+        mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(self.in_dir), IN_DIR, read_only=True),
+                  sandbox.Mount(str(self.out_dir), OUT_DIR)]
+        if self.mode == "try":
+            self.fresh = True
+            return sandbox.run(self.t.agent_image, argv, mounts=mounts, env=self.env, network=agent.network,
+                               limits=agent.limits, workdir=WORK, log_path=log_path, labels=labels)
+        if self.box is not None and ([os.stat(m.source).st_ino for m in mounts]
+                                     != [os.fstat(fd).st_ino for fd in self.held]):
+            self.why_fresh = "the work tree or the in/out folders were made anew"  # the box would see the old ones
+            self.close()
+        new = self.box is None
+        if new:
+            self.held = [os.open(m.source, os.O_RDONLY | os.O_DIRECTORY) for m in mounts]
+            self.box = sandbox.start_box(self.t.agent_image, mounts=mounts, env=self.env, network=agent.network,
+                                         limits=agent.limits, workdir=WORK, labels=labels)
+            if self.why_fresh:
+                self.note = self.note or f"a fresh agent container for this try ({self.why_fresh})"
+        self.fresh = new if self.fresh is None else self.fresh
+        res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path)
+        why = ("the last one was killed at its time limit" if res.timed_out
+               else "the last one ran out of memory" if res.oom_killed
+               else "the last one had stopped" if self.box.dead else "")
+        if why:
+            self.why_fresh = why
+            self.close()
+        return res
+
+    def close(self) -> None:
+        """Remove the box, if one runs (idempotent)."""
+        held, self.held = self.held, []
+        for fd in held:
+            os.close(fd)
+        if self.box is not None:
+            box, self.box = self.box, None
+            sandbox.stop_box(box)
+
+
+@contextlib.contextmanager
+def agent_container(t: Trial, env: dict[str, str]) -> Iterator[AgentContainer]:
+    """The trial's ``AgentContainer``; its box is removed on exit, whatever happened."""
+    holder = AgentContainer(t, env)
+    try:
+        yield holder
+    finally:
+        holder.close()
+
+
+def _empty(folder: Path) -> None:
+    """Remove everything inside ``folder`` (symlinks are removed, never followed); the folder stays (a running
+    container has it mounted). Raises TrialError when something cannot be removed."""
+    try:
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+    except OSError as exc:
+        raise TrialError(f"cannot empty {folder} for the agent's next run ({exc}); lab must be able to remove what "
+                         "the agent's container writes there (run lab as root, or rootless Docker)") from None
+
+
 def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str], work: Path,
-               result: dict) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
-    """Run the agent's container for try ``n`` with prompt ``text``; a rate-limited run is run again after
-    each of ``rate_limit_waits()``. Returns (run result, usage, out folder, problem or None, retries); adds the
-    agent seconds and usage of every run to ``result``. Raises NoFairChance when the container cannot start."""
+               result: dict, box: AgentContainer
+               ) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
+    """Run the agent for try ``n`` with prompt ``text`` in the trial's container ``box``; a rate-limited run is
+    run again after each of ``rate_limit_waits()``. Returns (run result, usage, out folder, problem or None,
+    retries); adds the agent seconds and usage of every run to ``result``. Raises NoFairChance when the
+    container cannot start."""
     waits = rate_limit_waits()
     retries: list[dict] = []
+    box.begin_try()
+    in_dir, out_dir = box.in_dir, box.out_dir
+    in_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.chmod(0o777)
     while True:
-        in_dir, out_dir = _fresh(t.scratch / f"in-{n}"), _fresh(t.scratch / f"out-{n}")
-        out_dir.chmod(0o777)
+        _empty(out_dir)
         write_atomic(in_dir / "prompt.txt", text)
-        mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(in_dir), IN_DIR, read_only=True),
-                  sandbox.Mount(str(out_dir), OUT_DIR)]
         try:
-            res = sandbox.run(t.agent_image, t.agent.argv(files, n, _test_cmd(t.task_dir)), mounts=mounts, env=env,
-                              network=t.agent.network, limits=t.agent.limits, workdir=WORK,
-                              log_path=t.run_dir / f"agent-{n}.log",
-                              labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]})
+            res = box.run(t.agent.argv(files, n, _test_cmd(t.task_dir)), work, t.run_dir / f"agent-{n}.log",
+                          labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]})
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
         result["images"]["agent"]["id"] = res.image_id
@@ -433,10 +535,11 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         time.sleep(wait)
 
 
-def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, capped: bool) -> None:
-    """The tries of trial ``t`` in its scratch folder (a ``disk``-capped filesystem when ``capped``); fills
-    ``result`` in place (tries, status, usage, ...). Raises NoFairChance when the agent had no fair chance,
-    SandboxError or TrialError on infrastructure problems."""
+def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, capped: bool,
+               box: AgentContainer) -> None:
+    """The tries of trial ``t`` in its scratch folder (a ``disk``-capped filesystem when ``capped``), the agent
+    running in ``box``; fills ``result`` in place (tries, status, usage, ...). Raises NoFairChance when the
+    agent had no fair chance, SandboxError or TrialError on infrastructure problems."""
     stub, work = t.scratch / "stub", t.scratch / "work"
     try:
         lay_work_tree(t.task_dir, stub)
@@ -449,10 +552,11 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
     for n in range(1, t.tries + 1):
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
-        res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result)
-        record = {"try": n, "outcome": "fail", "note": "", "grade": None, "usage": usage,
+        res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result, box)
+        record = {"try": n, "outcome": "fail", "note": box.note, "grade": None, "usage": usage,
                   "agent": {"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
-                            "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes},
+                            "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes,
+                            "fresh_container": box.fresh},
                   "removed_special_files": remove_special_files(work),
                   "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}", env), "work_archive": None}
         if retries:
@@ -461,7 +565,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         if problem is not None:
             record["outcome"], record["note"] = "error", f"{problem['kind']}: {problem['message']}"
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
-        notes = []
+        notes = [box.note] if box.note else []
         if res.timed_out:
             notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
         size = tree_size(work)
@@ -610,7 +714,7 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
         "grading_seconds": 0.0, "seconds": 0.0, "usage": None, "started": _now(), "finished": None,
         "key": None, "graded": None, "notes": [], "disk": {"cap": t.agent.limits.disk, "enforced": False},
         "images": {"agent": {"tag": t.agent_image, "id": ""}, "grader": {"tag": t.grader_image, "id": ""}},
-        "toolchains": {},
+        "toolchains": {}, "agent_container": t.agent.container,
     }
     try:
         grader_id, result["toolchains"] = _grader_facts(t.grader_image)
@@ -620,8 +724,8 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
             result["disk"]["enforced"] = not_capped is None
             if not_capped:
                 result["notes"].append(f"disk cap not enforced: {not_capped}")
-            with service_for(t, result) as t_in_service:
-                _run_tries(t_in_service, env, files, result, capped=not_capped is None)
+            with service_for(t, result) as t_in_service, agent_container(t_in_service, env) as box:
+                _run_tries(t_in_service, env, files, result, capped=not_capped is None, box=box)
         result["graded"] = _graded(grader_id, result["key"]["grade"]["check_digest"], False)
     except NoFairChance as exc:
         result["status"], result["error"], result["error_kind"] = "error", str(exc), "agent"

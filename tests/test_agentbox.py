@@ -1,0 +1,255 @@
+"""One agent container per trial: each try is an exec in the container the first try started (``rules.sandbox``
+boxes, ``rules.trial.AgentContainer``).
+
+What the agent leaves outside the work tree lasts from try 1 to try 2 of a trial, never into another trial, and
+never past a try that timed out or ran out of memory (the next try gets a fresh container and its note says so);
+nothing it started runs on after its try; ``container = "try"`` restores a fresh container per try; output is
+streamed and capped; no container is left behind. Agents are a few lines of shell on the ``noop`` image, on
+``tests/test_trial.py``'s fixture tier.
+"""
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import run_doit  # noqa: E402
+from test_trial import GOOD, WRONG, lab_containers, make_tier, trial  # noqa: E402
+
+docker = pytest.mark.docker
+
+# try 1 leaves a file in /tmp, a process in the background and one that would write to the work tree a second
+# later; try 2 says what it finds of them
+STATEFUL = f'''test -e /tmp/lab-state && echo "SEEN $(cat /tmp/lab-state)"
+if [ {{try}} = 1 ]; then echo try-1-was-here > /tmp/lab-state; cp /bin/sleep /tmp/lab-lingerer
+  /tmp/lab-lingerer 300 & (sleep 1; while :; do echo late >> /work/late.txt; sleep 0.1; done) &
+  {WRONG} > {{files}}
+else ps -eo comm= | grep -qx lab-lingerer && echo LINGERER-ALIVE; test -e /work/late.txt && echo LATE-WRITE
+  {GOOD} > {{files}}; fi'''
+BOX_AGENTS = f"""
+[stateful]
+image = "noop"
+command = ["sh", "-c", '''{STATEFUL}''']
+
+[per-try]
+image = "noop"
+container = "try"
+command = ["sh", "-c", '''{STATEFUL}''']
+
+[forgetful]
+# try 1 leaves a file, then runs past its time limit; try 2 looks for the file
+image = "noop"
+command = ["sh", "-c", '''test -e /tmp/lab-state && echo "SEEN $(cat /tmp/lab-state)"
+if [ {{try}} = 1 ]; then echo try-1-was-here > /tmp/lab-state; {WRONG} > {{files}}; sleep 600; else {GOOD} > {{files}}; fi''']
+[forgetful.limits]
+timeout = 3
+
+[hog]
+# try 1 leaves a file, then runs out of memory; try 2 looks for the file
+image = "noop"
+command = ["sh", "-c", '''test -e /tmp/lab-state && echo "SEEN $(cat /tmp/lab-state)"
+if [ {{try}} = 1 ]; then echo try-1-was-here > /tmp/lab-state; {WRONG} > {{files}}
+  python3 -c 'x = bytearray(512 * 1024 * 1024)'; echo "hog rc=$?"; else {GOOD} > {{files}}; fi''']
+[hog.limits]
+memory = "128m"
+
+[not-executable]
+image = "noop"
+command = ["/etc/passwd", "{{prompt}}"]
+"""
+BOX_AGENT_NAMES = ["stateful", "per-try", "forgetful", "hog", "not-executable"]
+
+
+# ---- no Docker ----
+
+def _agent(**kw):
+    from rules.agents import parse_agent
+
+    return parse_agent("a", {"image": "noop", "command": ["true"], **kw})
+
+
+def test_a_result_from_fresh_containers_per_try_is_run_again(tmp_path):
+    from rules.config import Limits
+    from rules.trial import TRIAL_FORMAT, Trial, trial_state
+
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "prompt.txt").write_text("Do it.\n")
+
+    def make(agent):
+        return Trial(agent=agent, task_dir=tmp_path / "task", run_dir=tmp_path / "run", scratch=tmp_path / "s",
+                     agent_image="lab/agent-a:latest", grader_image="lab/grader:latest", grade_limits=Limits())
+
+    t = make(_agent())
+    assert t.run_key()["agent_container"] == "trial"
+    key = {"format": TRIAL_FORMAT, "run": t.run_key(), "grade": t.grade_key("sha256:g")}
+    assert trial_state({"status": "pass", "key": key}, t, "sha256:g") == "current"
+    before = {**key, "run": {k: v for k, v in key["run"].items() if k != "agent_container"}}
+    assert trial_state({"status": "pass", "key": before}, t, "sha256:g") == "rerun", "per-try results do not count"
+    per_try = make(_agent(container="try"))
+    assert per_try.run_key()["agent_container"] == "try"
+    assert trial_state({"status": "pass", "key": key}, per_try, "sha256:g") == "rerun"
+
+
+def test_the_container_mode_is_checked_and_only_the_opt_out_changes_the_digest():
+    from rules.agents import AgentError
+
+    assert _agent().container == "trial" and "container" not in _agent().definition()
+    assert _agent(container="trial").digest == _agent().digest
+    assert _agent(container="try").digest != _agent().digest
+    with pytest.raises(AgentError, match=r"\[a\]: container 'box' is not one of 'trial', 'try'"):
+        _agent(container="box")
+
+
+# ---- Docker ----
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, grader_image) -> Path:
+    """A lab home with the fixture tier, tests/test_trial.py's agents and this file's, images built by doit."""
+    home = tmp_path_factory.mktemp("agentbox") / "home"
+    make_tier(home)
+    with open(home / "evals" / "agents.toml", "a") as f:
+        f.write(BOX_AGENTS)
+    res = run_doit(home, *[f"agent_image:{n}" for n in ["noop"] + BOX_AGENT_NAMES], "jobs=1", timeout=1200)
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return home
+
+
+def logs(home: Path, agent: str, task: str = "python-hello") -> list[str]:
+    run = home / "evals" / "aider" / "runs" / agent / task
+    return [(run / f"agent-{n}.log").read_text() for n in (1, 2) if (run / f"agent-{n}.log").exists()]
+
+
+@docker
+def test_state_lasts_across_the_tries_of_a_trial_but_not_into_the_next_trial(home):
+    r = trial(home, "stateful")
+    assert (r["status"], r["passed_try"], r["agent_container"]) == ("pass", 2, "trial"), r
+    assert [t["agent"]["fresh_container"] for t in r["tries"]] == [True, False]
+    one, two = logs(home, "stateful")
+    assert "SEEN" not in one and "SEEN try-1-was-here" in two, "try 2 finds what try 1 left in /tmp"
+    assert "LINGERER-ALIVE" not in two and "LATE-WRITE" not in two, "nothing try 1 started outlives it"
+    diff = (home / "evals" / "aider" / "runs" / "stateful" / "python-hello" / "work.diff").read_text()
+    assert "late.txt" not in diff
+    assert lab_containers(**{"lab.agent": "stateful"}) == []
+    again = trial(home, "stateful")  # another trial: a container of its own
+    assert "SEEN" not in logs(home, "stateful")[0] and again["status"] == "pass"
+    assert lab_containers(**{"lab.agent": "stateful"}) == []
+
+
+@docker
+def test_container_per_try_keeps_nothing_between_tries(home):
+    r = trial(home, "per-try")
+    assert (r["status"], r["passed_try"], r["agent_container"]) == ("pass", 2, "try"), r
+    assert [t["agent"]["fresh_container"] for t in r["tries"]] == [True, True]
+    assert "SEEN" not in logs(home, "per-try")[1]
+    assert r["key"]["run"]["agent_container"] == "try"
+    assert lab_containers(**{"lab.agent": "per-try"}) == []
+
+
+@docker
+def test_a_try_that_timed_out_leaves_the_next_a_fresh_container_and_says_so(home):
+    r = trial(home, "forgetful")
+    first, second = r["tries"]
+    assert first["agent"]["timed_out"] and first["outcome"] == "timeout" and first["grade"]["ran"] == 3
+    assert (r["status"], r["passed_try"]) == ("pass", 2), r
+    assert second["agent"]["fresh_container"] is True
+    assert "a fresh agent container for this try (the last one was killed at its time limit)" in second["note"]
+    assert "SEEN" not in logs(home, "forgetful")[1]
+    assert r["agent_seconds"] < 30 and lab_containers(**{"lab.agent": "forgetful"}) == []
+
+
+@docker
+def test_a_try_that_ran_out_of_memory_says_so_and_the_next_gets_a_fresh_container(home):
+    r = trial(home, "hog")
+    first, second = r["tries"]
+    assert "hog rc=137" in logs(home, "hog")[0]
+    assert first["agent"]["oom_killed"] is True and first["agent"]["exit_code"] == 0, first
+    assert second["agent"]["oom_killed"] is False and second["agent"]["fresh_container"] is True
+    assert "the last one ran out of memory" in second["note"] and "SEEN" not in logs(home, "hog")[1]
+    assert (r["status"], r["passed_try"]) == ("pass", 2)
+    assert lab_containers(**{"lab.agent": "hog"}) == []
+
+
+@docker
+def test_a_command_that_is_not_executable_is_an_error_not_a_fail(home):
+    r = trial(home, "not-executable")
+    assert (r["status"], r["error_kind"]) == ("error", "agent"), r
+    assert r["tries"][0]["agent"]["exit_code"] == 126 and "could not run (exit 126)" in r["error"]
+    assert r["tests"]["ran"] == 0 and lab_containers(**{"lab.agent": "not-executable"}) == []
+
+
+@docker
+def test_the_box_is_removed_when_the_trial_fails_midway(home, monkeypatch):
+    from rules import sandbox, trial as trial_module
+
+    def broken_grader(*args, **kwargs):
+        raise sandbox.SandboxError("the grader fell over (test)")
+
+    monkeypatch.setattr(trial_module, "grade", broken_grader)
+    r = trial(home, "stateful")
+    assert (r["status"], r["error_kind"]) == ("error", "infrastructure") and "fell over" in r["error"], r
+    assert len(r["tries"]) == 1 and lab_containers(**{"lab.agent": "stateful"}) == []
+
+
+@docker
+def test_box_output_is_streamed_capped_and_counted_in_full(grader_image):
+    from rules import sandbox
+    from rules.config import Limits
+
+    box = sandbox.start_box(grader_image, env={"LAB_BOX_TEST": "from-env"}, workdir="/tmp",
+                            limits=Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60),
+                            labels={"lab.role": "box-test"})
+    try:
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+        res = sandbox.box_exec(box, ["sh", "-c", "echo $LAB_BOX_TEST $(pwd); head -c 300000000 /dev/zero; echo END"],
+                               timeout=120)
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss
+        assert res.exit_code == 0 and res.output_bytes == len("from-env /tmp\n") + 300_000_000 + len("END\n")
+        assert res.output.startswith("from-env /tmp\n") and res.output.endswith("END\n")
+        assert len(res.output) < sandbox.OUTPUT_CAP + 100 and "bytes elided by lab" in res.output
+        assert grown < 64 * 1024, f"reading 300 MB of output grew this process by {grown} KiB"
+        assert sandbox.box_alive(box) and not box.dead
+        late = sandbox.box_exec(box, ["sleep", "60"], timeout=1)
+        assert late.timed_out and late.exit_code is None and box.dead and not sandbox.box_alive(box)
+    finally:
+        sandbox.stop_box(box)
+        sandbox.stop_box(box)  # idempotent
+    assert lab_containers(**{"lab.role": "box-test"}) == []
+    with pytest.raises(sandbox.SandboxError, match="dead"):
+        sandbox.box_exec(box, ["true"], timeout=5)
+
+
+@docker
+def test_a_work_tree_laid_anew_between_runs_gets_a_fresh_box(home, tmp_path):
+    import shutil
+
+    from rules import images
+    from rules.agents import load_agents
+    from rules.config import Limits
+    from rules.trial import Trial, agent_container
+
+    noop = load_agents(home / "evals" / "agents.toml")["noop"]
+    t = Trial(agent=noop, task_dir=tmp_path / "task", run_dir=tmp_path / "run", scratch=tmp_path / "scratch",
+              agent_image=noop.tag(images.GRADER), grader_image=images.GRADER, grade_limits=Limits())
+    work = tmp_path / "scratch" / "work"
+    for folder in (work, t.scratch / "in", t.scratch / "out", t.run_dir):
+        folder.mkdir(parents=True)
+    (work / "a.txt").write_text("first\n")
+    look = ["sh", "-c", "cat /work/a.txt; test -e /tmp/mark && echo MARK; touch /tmp/mark"]
+    labels = {"lab.role": "agent", "lab.agent": "box-anew"}
+    with agent_container(t, {}) as box:
+        box.begin_try()
+        first = box.run(look, work, t.run_dir / "a.log", labels)
+        box.begin_try()
+        same = box.run(look, work, t.run_dir / "b.log", labels)
+        assert (first.output, same.output, box.fresh, box.note) == ("first\n", "first\nMARK\n", False, "")
+        shutil.rmtree(work)
+        work.mkdir()
+        (work / "a.txt").write_text("second\n")
+        box.begin_try()
+        anew = box.run(look, work, t.run_dir / "c.log", labels)
+        assert anew.output == "second\n" and box.fresh is True and "made anew" in box.note
+    assert lab_containers(**{"lab.agent": "box-anew"}) == []
