@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rules import reports, sandbox
+from rules import sandbox
 from rules.config import Limits
 from rules.files import read_json, write_atomic
 
@@ -93,6 +93,8 @@ def decide(tests: dict[str, str], expected: list[str] | None, canaries: tuple[st
     passed (without canaries: and the runner exited 0; with them it never does). tampered ⇔ the failing canary reported passed, the passing canary
     reported failed, or a canary missing from a report in which every expected test passed.
     """
+    from rules import reports  # on first use: doit's task creators import this module, never parse a report
+
     evidence: list[str] = []
     real = dict(tests)
     found: dict[str, list[str]] = {}
@@ -152,6 +154,8 @@ def _runner_exit(report_dir: Path) -> int | None:
 def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_code: int | None,
             timed_out: bool, oom_killed: bool, seconds: float, output: str, log_path: Path | None) -> Grade:
     """The Grade of one check.sh run from its report folder and how its container (or its turn in one) ended."""
+    from rules import reports
+
     parsed = reports.parse(meta.get("report", "junit"), report_dir, meta)
     runner_exit = _runner_exit(report_dir)
     verdict, evidence, ran, ok = decide(parsed.tests, want, tokens, runner_exit)
@@ -378,6 +382,8 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
     preparing, then the tail of the batch runner's, ``BATCH_LOG_CAP`` characters) and verdict. Raises
     SandboxError as ``grade`` does.
     """
+    from rules import reports
+
     runs = list(runs)
     tasks = sorted({Path(r.task_dir).resolve() for r in runs})
     index = {t: k for k, t in enumerate(tasks, 1)}
