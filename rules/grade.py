@@ -180,13 +180,25 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
                  runner_exit=runner_exit)
 
 
+_volumes: set[str] = set()  # cache volumes this process has made sure of (one engine call each, not one a grading)
+
+
+def _cache_volume(name: str) -> str:
+    """``sandbox.volume(name)`` once per process: a volume removed since is made again by the engine when a
+    container mounts it (empty, so the grading runs without warm caches; the verdict is the same)."""
+    if name not in _volumes:
+        sandbox.volume(name)
+        _volumes.add(name)
+    return name
+
+
 def _mounts(task_dir: Path, trees: dict[str, Path], report_dir: Path, cache_volume: str | None,
             cache_writable: bool) -> list:
     mounts = [sandbox.Mount(str(task_dir), "/task", read_only=True)]
     mounts += [sandbox.Mount(str(Path(tree).resolve()), target, read_only=True) for target, tree in trees.items()]
     mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
     if cache_volume:
-        mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume",
+        mounts.append(sandbox.Mount(_cache_volume(cache_volume), CACHE_TARGET, kind="volume",
                                     read_only=not cache_writable))
     return mounts
 
@@ -401,7 +413,7 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
         mounts.append(sandbox.Mount(str(spec), "/lab/batch", read_only=True))
         mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
         if cache_volume:
-            mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume"))
+            mounts.append(sandbox.Mount(_cache_volume(cache_volume), CACHE_TARGET, kind="volume"))
         env = {}
         for n, (fail, ok) in enumerate(tokens, 1):
             env[f"LAB_CANARY_FAIL_{n}"], env[f"LAB_CANARY_PASS_{n}"] = fail, ok

@@ -53,3 +53,70 @@ def test_tier_steps_only_is_true_only_when_sure(argv, only):
     from rules.tasks import tier_steps_only
 
     assert tier_steps_only(argv) is only
+
+
+def _shape(root: Path) -> dict[str, tuple]:
+    """Every entry below ``root``: (kind, permission bits, content or link target)."""
+    import stat
+
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(folder) / name
+            st = p.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                out[p.relative_to(root).as_posix()] = ("link", None, os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                out[p.relative_to(root).as_posix()] = ("dir", stat.S_IMODE(st.st_mode), None)
+            else:
+                out[p.relative_to(root).as_posix()] = ("file", stat.S_IMODE(st.st_mode), p.read_bytes())
+    return out
+
+
+def _aider_task(task_dir: Path, tier: str = "aider") -> Path:
+    import json
+
+    from rules.render import render
+
+    ws = task_dir / "workspace"
+    (ws / "src" / "deep").mkdir(parents=True)
+    (ws / "stub.py").write_text("def f():\n    pass\n")
+    (ws / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (ws / "run.sh").chmod(0o755)
+    (ws / "src" / "deep" / "data.bin").write_bytes(bytes(range(256)))
+    (ws / "src" / "ro.txt").write_text("read only")
+    (ws / "src" / "ro.txt").chmod(0o444)
+    (ws / "link.py").symlink_to("stub.py")
+    (ws / "src-link").symlink_to("src")
+    (ws / "dangling").symlink_to("missing/file")
+    (ws / "src" / "deep").chmod(0o750)
+    (task_dir / "setup.sh").write_text(render("aider/setup.sh.j2", task="t"))
+    (task_dir / "setup.sh").chmod(0o755)
+    (task_dir / "task.json").write_text(json.dumps({"task": "t", "tier": tier}))
+    return task_dir
+
+
+def test_a_work_tree_laid_by_copy_is_the_tree_setup_sh_lays(tmp_path):
+    from rules.prove import lay_work_tree, lay_work_tree_like
+
+    task = _aider_task(tmp_path / "task")
+    lay_work_tree(task, tmp_path / "stub")
+    lay_work_tree(task, tmp_path / "by-setup")
+    before = (tmp_path / "stub" / "stub.py").stat().st_mtime_ns
+    lay_work_tree_like(task, tmp_path / "stub", tmp_path / "by-copy")
+    expected = _shape(tmp_path / "by-setup")
+    assert expected["run.sh"][1] == 0o755 and expected["src-link"] == ("link", None, "src")
+    assert _shape(tmp_path / "by-copy") == expected
+    assert _shape(tmp_path / "by-copy") == _shape(tmp_path / "stub")  # the stub is untouched
+    assert (tmp_path / "by-copy").stat().st_mode == (tmp_path / "by-setup").stat().st_mode
+    assert (tmp_path / "by-copy" / "stub.py").stat().st_mtime_ns >= before  # fresh, as cp -R without -p
+
+
+def test_a_tier_whose_setup_is_not_a_copy_runs_setup_sh_again(tmp_path):
+    from rules.prove import lay_work_tree, lay_work_tree_like
+
+    task = _aider_task(tmp_path / "task", tier="swe")
+    lay_work_tree(task, tmp_path / "stub")
+    (tmp_path / "stub" / "stub.py").write_text("changed")  # a copy would carry this; setup.sh does not
+    lay_work_tree_like(task, tmp_path / "stub", tmp_path / "work")
+    assert (tmp_path / "work" / "stub.py").read_text() == "def f():\n    pass\n"
