@@ -626,10 +626,11 @@ def _build_agent_on(name: str, base: str) -> None:
 def _swe_envs() -> dict[str, str]:
     """The environment images of the swe tier's published tasks (env name → tag); none without the tier."""
     from rules.config import EVALS
-    from rules.swerun import published_envs
 
     if not (EVALS / "swe" / "suite.toml").is_file():
         return {}
+    from rules.swerun import published_envs  # after the check: a home without the tier never imports it
+
     try:
         return published_envs(load_suite("swe"), _published("swe"))
     except ConfigError:
