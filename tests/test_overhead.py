@@ -120,3 +120,22 @@ def test_a_tier_whose_setup_is_not_a_copy_runs_setup_sh_again(tmp_path):
     (tmp_path / "stub" / "stub.py").write_text("changed")  # a copy would carry this; setup.sh does not
     lay_work_tree_like(task, tmp_path / "stub", tmp_path / "work")
     assert (tmp_path / "work" / "stub.py").read_text() == "def f():\n    pass\n"
+
+
+def test_a_gen_command_loads_neither_the_swe_tier_nor_the_trial_modules(tmp_path):
+    """`doit gen:aider` makes no agent, trial or report task and imports nothing of theirs (the swe tier's seam
+    is made on first use)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.argv = ['doit', 'gen:aider', 'all=1']\n"
+            "import rules.tasks as t\n"
+            "assert t._TIER_STEPS_ONLY and t.task_eval() is not None and list(t.task_eval()) == []\n"
+            "assert t.task_report() is None\n"
+            "print(sorted(m for m in sys.modules if m in ('rules.swebench', 'rules.swerun', 'rules.trial')))\n"
+            "assert type(t.TIERS['swe']).__name__ == 'SweTier' and 'rules.swebench' in sys.modules\n")
+    (tmp_path / "evals" / "aider").mkdir(parents=True)
+    env = {**os.environ, "LAB_HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
