@@ -125,6 +125,15 @@ class _Tiers(dict):
             super().__setitem__(name, seam)
         return seam
 
+    def get(self, name: str, default=None):
+        return self[name] if name in self else default
+
+    def values(self):
+        return [self[name] for name in self]
+
+    def items(self):
+        return [(name, self[name]) for name in self]
+
 
 TIERS = _Tiers(aider=(AiderTier,), swe=(_swe_tier,))  # tier name → its seam (rules/tier.py)
 TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch")  # the basenames of a tier's tasks
