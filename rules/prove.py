@@ -10,6 +10,9 @@ outside doit, and prints one line each: a tool for working on a track's template
 """
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from rules.config import Limits
-from rules.files import write_atomic
+from rules.files import read_json, write_atomic
 from rules.grade import BatchRun, Grade, grade, grade_batch, grade_proof
 
 PROOF_FORMAT = 2
@@ -39,6 +42,40 @@ def lay_work_tree(task_dir: Path, work_tree: Path, answer_dir: Path | None = Non
                 dst = Path(work_tree) / p.relative_to(answer_dir)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(dst, p.read_bytes(), p.stat().st_mode & 0o777)
+
+
+# tiers whose setup.sh only copies the task's workspace/ into the work tree (templates/aider/setup.sh.j2:
+# `cp -R`, no -p): a tree it laid can be copied instead of running it again (the swe tier's runs git)
+SETUP_COPIES = ("aider",)
+
+
+def lay_work_tree_like(task_dir: Path, laid: Path, work_tree: Path) -> None:
+    """Lay ``work_tree`` exactly as ``lay_work_tree(task_dir, work_tree)`` would, given ``laid``, a tree it laid
+    from the same task and nothing changed since: for a task of a tier in ``SETUP_COPIES`` a copy of ``laid``
+    as ``cp -R`` makes one (the same paths, contents, permission bits and symlinks, stored as links; fresh
+    mtimes) without a shell, else its setup.sh again. Raises RuntimeError as ``lay_work_tree`` does."""
+    meta = read_json(Path(task_dir) / "task.json") or {}
+    if meta.get("tier") not in SETUP_COPIES:
+        lay_work_tree(task_dir, work_tree)
+        return
+    laid, work_tree = Path(laid), Path(work_tree)
+    folders = []
+    try:
+        for root, dirs, files in os.walk(laid):
+            dst_root = work_tree / os.path.relpath(root, laid)
+            dst_root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folders.append((dst_root, os.stat(root).st_mode))
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                src, dst = os.path.join(root, name), dst_root / name
+                if os.path.islink(src):
+                    os.symlink(os.readlink(src), dst)
+                else:
+                    shutil.copyfile(src, dst)
+                    os.chmod(dst, stat.S_IMODE(os.lstat(src).st_mode))
+        for folder, mode in reversed(folders):  # last: a folder without write permission is filled first
+            os.chmod(folder, stat.S_IMODE(mode))
+    except OSError as exc:
+        raise RuntimeError(f"copying the work tree {laid} to {work_tree} failed: {exc}") from None
 
 
 RUNNER_KILLED = (124, 137)  # `timeout` ran out (124), or the runner was killed (137: its timeout's KILL)

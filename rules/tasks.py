@@ -105,10 +105,80 @@ from doit.tools import config_changed  # noqa: E402
 
 from rules.config import Suite, load_suite  # noqa: E402
 from rules.files import files_below, read_json, write_json  # noqa: E402
-from rules.swebench import SweTier  # noqa: E402
 from rules.tier import AiderTier  # noqa: E402
 
-TIERS = {"aider": AiderTier(), "swe": SweTier()}  # tier name → its seam (rules/tier.py)
+
+def _swe_tier():
+    from rules.swebench import SweTier
+
+    return SweTier()
+
+
+class _Tiers(dict):
+    """Tier name → its seam (rules/tier.py), each made on first use (``TIERS[name]``): the swe tier's module is
+    large, and a command about the aider tier never needs it."""
+
+    def __getitem__(self, name: str):
+        seam = super().__getitem__(name)
+        if isinstance(seam, tuple):  # (maker,): not made yet
+            seam = seam[0]()
+            super().__setitem__(name, seam)
+        return seam
+
+    def get(self, name: str, default=None):
+        return self[name] if name in self else default
+
+    def values(self):
+        return [self[name] for name in self]
+
+    def items(self):
+        return [(name, self[name]) for name in self]
+
+
+TIERS = _Tiers(aider=(AiderTier,), swe=(_swe_tier,))  # tier name → its seam (rules/tier.py)
+TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch")  # the basenames of a tier's tasks
+# doit's options of `doit run` (0.37): those taking a value as the next word, and flags
+_VALUE_OPTIONS = {"-v", "--verbosity", "-r", "--reporter", "-o", "--output-file", "-n", "--process", "-P",
+                  "--parallel-type", "--failure-verbosity", "--db-file", "--backend", "--check_file_uptodate",
+                  "-f", "--file", "-d", "--dir"}
+_FLAG_OPTIONS = {"-a", "--always-execute", "-c", "--continue", "--pdb", "-s", "--single", "--auto-delayed-regex",
+                 "-k", "--seek-file"}
+
+
+def _targets(argv: list[str]) -> list[str] | None:
+    """The task names a ``doit [run] ...`` command line ``argv`` (without the program) asks for, or None when
+    that cannot be told for sure (an option this does not know; names are then taken as unknown)."""
+    args = argv[1:] if argv[:1] == ["run"] else list(argv)
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _VALUE_OPTIONS:
+            i += 2
+            continue
+        if a.startswith("-"):
+            if a in _FLAG_OPTIONS or a.split("=", 1)[0] in _VALUE_OPTIONS or a[:2] in _VALUE_OPTIONS:
+                i += 1
+                continue
+            return None
+        if "=" not in a:
+            names.append(a)
+        i += 1
+    return names
+
+
+def tier_steps_only(argv: list[str] | None = None) -> bool:
+    """True when the command (``argv``, default ``sys.argv[1:]``) runs only tier steps (``doit gen:aider``,
+    ``doit pull prove:aider/x``: basenames in ``TIER_STEPS``): then the creators of agents, trials and reports
+    make no tasks (their reading of agents.toml, every task's files and the runs is not needed). Any doubt (no
+    name: the default tasks; another doit command; an unknown option) gives False."""
+    import sys
+
+    names = _targets(sys.argv[1:] if argv is None else argv)
+    return bool(names) and all(n.split(":", 1)[0] in TIER_STEPS for n in names)
+
+
+_TIER_STEPS_ONLY = tier_steps_only()
 GENERATOR_VERSION = 1  # bump to re-render every task after a change the templates do not show
 
 
@@ -290,11 +360,12 @@ def task_gen():
     from rules.tier import Rejected
 
     asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch") for a in _asked(b)}
-    for tier, module in TIERS.items():
+    for tier in TIERS:
         if not (EVALS / tier / "suite.toml").is_file():
             continue  # a lab home without this tier
         if asked and tier not in asked:
             continue
+        module = TIERS[tier]
         try:
             suite = load_suite(tier)
             selection = module.tasks(suite, get_var)
@@ -410,6 +481,8 @@ def task_evaluate():
 
     ``doit evaluate predictions=FILE`` (or
     ``predictions=gold`` / ``predictions=empty``); writes evals/swe/evaluations/<name>/ (logs, results.json)."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     return {"actions": [(_evaluate, [get_var("predictions"), get_var("dataset")])], "uptodate": [False],
             "verbosity": 2}
 
@@ -428,6 +501,8 @@ def _scenarios(tier: str) -> None:
 
 def task_scenarios():
     """List a tier's published tasks with language, exercise, test count and status (``suite=aider``)."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     return {"actions": [(_scenarios, [tier])], "verbosity": 2, "uptodate": [False]}
 
@@ -520,6 +595,8 @@ def _build_agent(name: str) -> None:
 
 def task_agent_image():
     """Build each agent's image FROM the grader image: ``agent_image:<agent>``."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules import images
 
     agents, _ = _agents()
@@ -558,10 +635,11 @@ def _build_agent_on(name: str, base: str) -> None:
 def _swe_envs() -> dict[str, str]:
     """The environment images of the swe tier's published tasks (env name → tag); none without the tier."""
     from rules.config import EVALS
-    from rules.swerun import published_envs
 
     if not (EVALS / "swe" / "suite.toml").is_file():
         return {}
+    from rules.swerun import published_envs  # after the check: a home without the tier never imports it
+
     try:
         return published_envs(load_suite("swe"), _published("swe"))
     except ConfigError:
@@ -572,6 +650,8 @@ def task_agent_image_swe():
     """Build each agent's image FROM each swe environment image in use (agent_image_swe:<agent>@<env>).
 
     So the agent runs the repository's own tests with ``{test_cmd}``."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules import images
     from rules.sandbox import image_id_quick
 
@@ -614,6 +694,8 @@ def task_service_image():
 
     Built FROM the Debian base image:
     ``service_image:service-<name>-<digest>``; agents that declare the same service share one image."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules import images
 
     agents, _ = _agents()
@@ -705,6 +787,8 @@ def task_eval():
     cluster=HOST:PORT`` (trials on a Ray cluster; ``jobs=N`` trials in flight). A trial whose
     result is an ``error`` runs again next time; one whose grading alone changed (check.sh, grader image,
     grading limits) is re-graded without the agent."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules import images
     from rules.trial import trial_folder
 
@@ -929,6 +1013,8 @@ def task_regrade():
     Every stored trial of ``agent=NAME`` is graded with the grader image as it is now (``doit image``
     rebuilds it) and the tasks' check.sh, without running the agent (``suite=`` picks the tier); results are
     rewritten with ``graded.regraded`` true."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
@@ -948,6 +1034,8 @@ def task_report():
 
     ``agent=NAME`` (with its settings, e.g. ``model=X``)
     first runs that agent's trials (so ``doit run agent=NAME`` runs, then reports)."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     agent = get_var("agent")
     task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,

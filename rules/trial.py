@@ -61,7 +61,7 @@ from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, pr
 from rules.config import ConfigError, Limits
 from rules.files import read_json, sha256_bytes, tree_digest, write_atomic, write_json
 from rules.grade import grade
-from rules.prove import lay_work_tree
+from rules.prove import lay_work_tree, lay_work_tree_like
 from rules.render import render
 
 TRIAL_FORMAT = 2  # version of result.json and of its key
@@ -543,7 +543,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
     stub, work = t.scratch / "stub", t.scratch / "work"
     try:
         lay_work_tree(t.task_dir, stub)
-        lay_work_tree(t.task_dir, work)
+        lay_work_tree_like(t.task_dir, stub, work)
     except RuntimeError as exc:
         raise TrialError(str(exc)) from None
     prompt = (t.task_dir / "prompt.txt").read_text(encoding="utf-8")
