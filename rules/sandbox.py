@@ -316,7 +316,8 @@ BOX_IDLE = "while :; do sleep 2147483647 & wait $!; done"
 # running in the background) is killed, so nothing keeps writing to the work tree after the command returned,
 # and the exec's output stream ends at once. Exit code: the command's (127/126 when it cannot run). `kill -1`
 # reaches only the box's own processes: every box has a PID namespace of its own (``_create`` never shares one).
-BOX_EXEC = '"$@"; rc=$?; kill -9 -1 2>/dev/null; exit $rc'
+# Killed again while any is left (a process forked during one pass escapes it), at most 100 passes.
+BOX_EXEC = '"$@"; rc=$?; n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; exit $rc'
 
 
 @dataclass

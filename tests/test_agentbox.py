@@ -22,13 +22,14 @@ from test_trial import GOOD, WRONG, lab_containers, make_tier, trial  # noqa: E4
 
 docker = pytest.mark.docker
 
-# try 1 leaves a file in /tmp, a process in the background and one that would write to the work tree a second
-# later; try 2 says what it finds of them
+# try 1 leaves a file in /tmp, a process in the background, one that would write to the work tree a second
+# later and one that forks without end; try 2 says what it finds of them
 STATEFUL = f'''test -e /tmp/lab-state && echo "SEEN $(cat /tmp/lab-state)"
 if [ {{try}} = 1 ]; then echo try-1-was-here > /tmp/lab-state; cp /bin/sleep /tmp/lab-lingerer
   /tmp/lab-lingerer 300 & (sleep 1; while :; do echo late >> /work/late.txt; sleep 0.1; done) &
-  {WRONG} > {{files}}
+  {WRONG} > {{files}}; cp /bin/sleep /tmp/lab-spawned; (while :; do /tmp/lab-spawned 300 & done) &
 else ps -eo comm= | grep -qx lab-lingerer && echo LINGERER-ALIVE; test -e /work/late.txt && echo LATE-WRITE
+  ps -eo comm= | grep -qx lab-spawned && echo SPAWNED-ALIVE
   {GOOD} > {{files}}; fi'''
 BOX_AGENTS = f"""
 [stateful]
@@ -131,6 +132,7 @@ def test_state_lasts_across_the_tries_of_a_trial_but_not_into_the_next_trial(hom
     one, two = logs(home, "stateful")
     assert "SEEN" not in one and "SEEN try-1-was-here" in two, "try 2 finds what try 1 left in /tmp"
     assert "LINGERER-ALIVE" not in two and "LATE-WRITE" not in two, "nothing try 1 started outlives it"
+    assert "SPAWNED-ALIVE" not in two, "not even what a process forking without end spawned"
     diff = (home / "evals" / "aider" / "runs" / "stateful" / "python-hello" / "work.diff").read_text()
     assert "late.txt" not in diff
     assert lab_containers(**{"lab.agent": "stateful"}) == []
