@@ -10,6 +10,7 @@ command with the list of known ones (doit itself would silently ignore it).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from doit import get_var
@@ -85,6 +86,21 @@ def check_variables(given: dict | None) -> None:
                          "(README.md, Commands)")
 
 
+def check_repeated(argv: list[str]) -> None:
+    """Stop (SystemExit with one line) when the command line ``argv`` gives one variable more than once
+    (``agent=a agent=b``): doit keeps only the last, so the other would be dropped without a word."""
+    seen: dict[str, list[str]] = {}
+    for arg in argv:
+        if "=" in arg and not arg.startswith("-"):
+            name, value = arg.split("=", 1)
+            seen.setdefault(name, []).append(value)
+    twice = {n: v for n, v in seen.items() if len(v) > 1}
+    if twice:
+        name, values = next(iter(twice.items()))
+        raise SystemExit(f"{name}= is given {len(values)} times ({', '.join(repr(v) for v in values)}); give it once "
+                         f"(a list where lab takes one is comma-separated, e.g. langs=go,python)")
+
+
 def _command_line_variables() -> dict | None:
     """The ``name=value`` pairs of this doit command (doit 0.37 keeps them in ``doit.doit_cmd._CMDLINE_VARS``;
     None outside a doit command)."""
@@ -96,6 +112,8 @@ def _command_line_variables() -> dict | None:
 from rules.config import ConfigError  # noqa: E402
 
 check_variables(_command_line_variables())
+if _command_line_variables() is not None:
+    check_repeated(sys.argv[1:])
 
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
@@ -509,7 +527,6 @@ def task_scenarios():
 
 # ---- run and report (agents, trials, report) ----
 
-import sys  # noqa: E402
 import time  # noqa: E402
 
 TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output

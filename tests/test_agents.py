@@ -190,6 +190,16 @@ def test_unknown_variables_are_named_with_the_known_ones(tmp_path):
         assert res.code != 0 and f"unknown variable(s) {name}=; lab knows agent=, agents=, all=" in res.stderr, res.stderr
         assert "model=" in res.stderr and "langs=" in res.stderr
     assert run_doit(home, "list", "langs=go", "model=x", timeout=120).code == 0
+    res = run_doit(home, "list", "agent=noop", "agent=aider", timeout=120)
+    assert res.code != 0 and "agent= is given 2 times ('noop', 'aider'); give it once" in res.stderr, res.stderr
+
+
+def test_a_variable_given_twice_stops_the_command():
+    from rules.tasks import check_repeated
+
+    check_repeated(["run", "agent=noop", "langs=go,python", "--verbosity=2"])
+    with pytest.raises(SystemExit, match="langs= is given 2 times \\('go', 'python'\\)"):
+        check_repeated(["gen:aider", "langs=go", "limit=3", "langs=python"])
 
 
 def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run(tmp_path):
