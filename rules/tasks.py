@@ -1071,8 +1071,8 @@ def task_report():
         agents, problem = _agents()
         runs = _runs(tier, agents) if not problem else {}
         problem = _agent_problem(agent, agents, runs, problem)
-        if problem:
-            task["actions"] = [(_fail, [problem])]
+        if problem:  # `doit run agent=X` runs the report task: the message says what was asked, not "report"
+            task["actions"] = [(_fail, [f"agent={agent}: {problem}; nothing was run"])]
         else:
             task["task_dep"] = [f"eval:{runs[agent][1]}"]
     return task

@@ -108,7 +108,8 @@ def _home(tmp_path: Path) -> Path:
 def test_doit_run_with_an_unknown_agent_or_a_missing_variable_says_what_is_needed(tmp_path, monkeypatch):
     home = _home(tmp_path)
     res = run_doit(home, "agent=tomo", timeout=120)  # doit's `run` command is the default one
-    assert res.code != 0 and "unknown agent 'tomo'; agents defined in evals/agents.toml: aider, aider-local, noop" in res.stdout + res.stderr
+    assert res.code != 0 and ("agent=tomo: unknown agent 'tomo'; agents defined in evals/agents.toml: aider, aider-local, noop; "
+                              "nothing was run") in res.stdout + res.stderr
     monkeypatch.delenv("AIDER_MODEL", raising=False)
     res = run_doit(home, "agent=aider", timeout=120)
     assert res.code != 0 and ("agent 'aider' needs a value for its setting(s) model (model: give model=VALUE on "
