@@ -332,6 +332,7 @@ class Box:
     workdir: str | None = None
     user: str | None = None
     dead: bool = False
+    why_dead: str = ""  # why lab killed it, when not at a timeout or an OOM kill (e.g. a process outlived its command)
     since: int = 0  # epoch seconds, a little before the box was created: where its OOM events start
     ooms: int = 0
 
@@ -398,7 +399,9 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     Docker's ``oom`` events (an exec has no OOM flag of its own, and on Docker 20.10 with cgroup v1, measured
     here, the container's ``State.OOMKilled`` stays false while PID 1 lives and turns true, for good, only when
     the container is killed later: it cannot tell which command ran out of memory). A box found stopped after
-    the command (its PID 1 killed) is marked ``dead`` too.
+    the command (its PID 1 killed) is marked ``dead`` too, and so is a box in which a process outlived the
+    command (one ``BOX_EXEC``'s kill cannot reach: another user's), which lab kills (``why_dead`` says so):
+    nothing a command started runs on after it, whatever its user.
 
     Raises SandboxError when the box is dead or gone, or the engine refuses the exec."""
     import threading
@@ -454,6 +457,11 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     oom = _oom_events(box)
     if exit_code is None or exit_code >= 128 or oom:
         box.dead = box.dead or not box_alive(box)
+    if not box.dead:
+        left = _left_over(box)
+        if left:  # BOX_EXEC's kill could not reach it (another user's process): the whole box goes
+            box.why_dead = f"a process outlived the command ({left[0][:80]})"
+            _kill(box)
     result = RunResult(exit_code=None if timed_out else exit_code, output=out.text(), seconds=seconds,
                        timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id)
     if box.dead:
@@ -462,6 +470,33 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         from rules.files import write_atomic
         write_atomic(log_path, result.output)
     return result
+
+
+def _left_over(box: Box) -> list[str]:
+    """The command lines of the processes running in ``box`` beside its idle PID 1 and that one's ``sleep``
+    (``docker top``; PIDs as the host sees them). Empty when the box holds nothing else, or is gone."""
+    try:
+        top = client().api.top(box.id)
+    except docker.errors.APIError:
+        return []
+    return left_over_in(top)
+
+
+def left_over_in(top: dict) -> list[str]:
+    """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD"], "Processes":
+    [[...], ...]}``): every process but the box's PID 1 (the one whose parent is outside the box), its idle
+    ``sleep`` and zombies (``<defunct>``: dead, waiting for PID 1 to reap them)."""
+    titles = top.get("Titles") or []
+    try:
+        pid_at, ppid_at, cmd_at = titles.index("PID"), titles.index("PPID"), titles.index("CMD")
+    except ValueError:
+        return []
+    procs = [(row[pid_at], row[ppid_at], row[cmd_at]) for row in top.get("Processes") or []]
+    pids = {pid for pid, _, _ in procs}
+    init = next((pid for pid, ppid, _ in procs if ppid not in pids), None)  # the one whose parent is outside
+    idle = BOX_IDLE.split(" & ")[0].split("do ", 1)[1]  # "sleep 2147483647"
+    return [cmd for pid, ppid, cmd in procs
+            if pid != init and not (ppid == init and cmd == idle) and not cmd.endswith("<defunct>")]
 
 
 def _oom_events(box: Box) -> bool:

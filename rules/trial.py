@@ -196,9 +196,14 @@ _grader_ids: dict[str, str] = {}
 
 def current_grader_id(tag: str, fresh: bool = False) -> str:
     """The local id of the grader image ``tag`` ("" when missing); looked up once per process unless
-    ``fresh`` (doit's up-to-date checks ask for every trial)."""
+    ``fresh`` (doit's up-to-date checks ask for every trial). A fresh look-up asks the engine through the SDK
+    (a few ms; a trial that runs loads it anyway), the cached one through the docker CLI (no SDK import for
+    an up-to-date check)."""
     if fresh or tag not in _grader_ids:
-        _grader_ids[tag] = sandbox.image_id_quick(tag) or ""
+        try:
+            _grader_ids[tag] = (sandbox.image_id(tag) if fresh else sandbox.image_id_quick(tag)) or ""
+        except sandbox.SandboxError:  # no engine: as a missing image (the trial's own start says why)
+            _grader_ids[tag] = ""
     return _grader_ids[tag]
 
 
@@ -454,6 +459,7 @@ class AgentContainer:
         res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path)
         why = ("the last one was killed at its time limit" if res.timed_out
                else "the last one ran out of memory" if res.oom_killed
+               else f"the last one was killed: {self.box.why_dead}" if self.box.why_dead
                else "the last one had stopped" if self.box.dead else "")
         if why:
             self.why_fresh = why

@@ -224,6 +224,39 @@ def test_box_output_is_streamed_capped_and_counted_in_full(grader_image):
         sandbox.box_exec(box, ["true"], timeout=5)
 
 
+def test_what_counts_as_left_over_in_a_box():
+    from rules.sandbox import left_over_in
+
+    titles = ["UID", "PID", "PPID", "C", "STIME", "TTY", "TIME", "CMD"]
+    row = lambda pid, ppid, cmd: ["root", pid, ppid, "0", "16:09", "?", "00:00:00", cmd]  # noqa: E731
+    idle = [row("6711", "6690", "sh -c while :; do sleep 2147483647 & wait $!; done"),
+            row("6738", "6711", "sleep 2147483647")]
+    assert left_over_in({"Titles": titles, "Processes": idle}) == []
+    assert left_over_in({"Titles": titles, "Processes": idle + [row("6800", "6711", "[sleep] <defunct>")]}) == []
+    planted = idle + [row("6801", "6711", "sleep 300"), row("6802", "6801", "python3 -c 1")]
+    assert left_over_in({"Titles": titles, "Processes": planted}) == ["sleep 300", "python3 -c 1"]
+
+
+@docker
+def test_a_process_the_commands_kill_cannot_reach_takes_the_box_with_it(grader_image):
+    from rules import sandbox
+    from rules.config import Limits
+
+    box = sandbox.start_box(grader_image, limits=Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60),
+                            labels={"lab.role": "box-test"}, user="1000")
+    try:
+        assert sandbox.box_exec(box, ["true"], timeout=30).exit_code == 0 and not box.dead
+        # a process of another user (root) beside the commands (uid 1000): out of BOX_EXEC's kill's reach
+        api = sandbox.client().api
+        api.exec_start(api.exec_create(box.id, ["sleep", "300"], user="root")["Id"], detach=True)
+        res = sandbox.box_exec(box, ["true"], timeout=30)
+        assert res.exit_code == 0 and box.dead and "a process outlived the command (sleep 300)" == box.why_dead
+        assert not sandbox.box_alive(box)
+    finally:
+        sandbox.stop_box(box)
+    assert lab_containers(**{"lab.role": "box-test"}) == []
+
+
 @docker
 def test_a_work_tree_laid_anew_between_runs_gets_a_fresh_box(home, tmp_path):
     import shutil
