@@ -25,6 +25,30 @@ It prints one line per track, the totals, a checklist (target, measured, met or 
 Only ratios taken in this one run mean much on a shared machine; the load average is printed beside them.
 Without ``--cold`` lab's proofs find the machine's proof build cache as earlier proofs left it (C++'s ccache
 above all), while the plain script starts from an empty one: that flatters lab.
+
+Measured on 2 cores (load 2.3 to 5.5), jobs=2, upstream 7e0611e, lab at 64b2b50 (one agent container per trial,
+a try's grading kept for a byte-identical tree), ``--cold --expect-counts``:
+
+    track       proof: lab / plain    ratio   noop run: lab / plain [passes]       ratio   per noop trial (s)
+    python      34 ex:   4.1 / 14.5   0.285   34 tasks: 15.9 /   7.0 [7.05, 6.89]   2.28   agent 0.10 grading 0.46 other 0.32
+    go          38 ex:   9.0 / 30.2   0.300   38 tasks: 19.3 /   8.3 [8.21, 8.35]   2.33   agent 0.09 grading 0.56 other 0.32
+    javascript  49 ex:  15.2 / 61.0   0.250   49 tasks: 35.2 /  21.9 [21.96, 21.86] 1.61   agent 0.09 grading 0.97 other 0.32
+    java        47 ex:  26.1 / 121.1  0.216   47 tasks: 53.4 /  57.5 [57.24, 57.7]  0.93   agent 0.09 grading 1.79 other 0.31
+    rust        30 ex:  36.3 / 60.6   0.598   30 tasks: 20.9 /  19.2 [19.14, 19.23] 1.09   agent 0.10 grading 0.87 other 0.35
+    cpp         26 ex:  55.1 / 135.4  0.407   26 tasks: 22.1 /  14.1 [14.37, 13.82] 1.57   agent 0.10 grading 1.18 other 0.33
+    total             145.8 / 422.8   0.345          166.7 / 127.9                  1.30
+    no-op gen: median 0.203 s of [0.237, 0.204, 0.203, 0.203, 0.2]; one change (python-affine-cipher): 1.05 s, its
+    proof 0.69 s, overhead 0.36 s; manifest counts as issue 10's table, every track.
+
+Every target met but the noop run (1.30 x against 1.1 x). Where its excess goes: a noop trial grades once (try 2's
+tree is try 1's), like the plain pass, and its gradings cost about the plain runs' (less for java and rust, a
+little more where fresh canaries make go and C++ compile the test package again); the excess is "other", ~0.32 s
+per trial, nearly all of it the agent's container: starting it (~0.17 s wall, ~0.19 CPU-s: measured here, a
+container's start and removal is CPU-bound, ~70 ms of it the new network namespace of `network_mode="none"`)
+and removing it, plus the grader container's create and remove. The plain script starts one container per task,
+lab two (the agent's and a fresh grader's), and with 2 jobs on 2 cores the CPU is the limit, so overlapping
+them gains nothing: the second container alone is ~0.2 s x 224 / 2 = ~22 s of the 128 s plain pass (1.17 x),
+before any grading or bookkeeping.
 """
 from __future__ import annotations
 
