@@ -335,6 +335,7 @@ class Box:
     why_dead: str = ""  # why lab killed it, when not at a timeout or an OOM kill (e.g. a process outlived its command)
     since: int = 0  # epoch seconds, a little before the box was created: where its OOM events start
     ooms: int = 0
+    paused: bool = False  # frozen between commands (``box_exec``): nothing in it runs while lab reads its folders
 
 
 def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -401,7 +402,10 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     the container is killed later: it cannot tell which command ran out of memory). A box found stopped after
     the command (its PID 1 killed) is marked ``dead`` too, and so is a box in which a process outlived the
     command (one ``BOX_EXEC``'s kill cannot reach: another user's), which lab kills (``why_dead`` says so):
-    nothing a command started runs on after it, whatever its user.
+    nothing a command started runs on after it, whatever its user. Between commands the box is frozen (``docker
+    pause``; the next ``box_exec`` resumes it): a process that escaped both (one that runs as the idle ``sleep``
+    after the agent replaced that program, or PID 1 under ``ptrace``) cannot touch the mounted folders while
+    the caller reads them.
 
     Raises SandboxError when the box is dead or gone, or the engine refuses the exec."""
     import threading
@@ -411,6 +415,13 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     if box.dead:
         raise SandboxError(f"the box {box.id[:12]} of {box.image!r} is dead (killed or stopped); start another")
     api = client().api
+    if box.paused:
+        try:
+            api.unpause(box.id)
+        except docker.errors.APIError as exc:
+            box.dead = not box_alive(box)
+            raise SandboxError(f"cannot resume the box {box.id[:12]} of {box.image!r}: {exc}") from None
+        box.paused = False
     start = time.monotonic()
     try:
         exec_id = api.exec_create(box.id, ["sh", "-c", BOX_EXEC, "sh", *command], stdout=True, stderr=True,
@@ -462,6 +473,8 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         if left:  # BOX_EXEC's kill could not reach it (another user's process): the whole box goes
             box.why_dead = f"a process outlived the command ({left[0][:80]})"
             _kill(box)
+    if not box.dead:
+        _pause(box)
     result = RunResult(exit_code=None if timed_out else exit_code, output=out.text(), seconds=seconds,
                        timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id)
     if box.dead:
@@ -497,6 +510,19 @@ def left_over_in(top: dict) -> list[str]:
     idle = BOX_IDLE.split(" & ")[0].split("do ", 1)[1]  # "sleep 2147483647"
     return [cmd for pid, ppid, cmd in procs
             if pid != init and not (ppid == init and cmd == idle) and not cmd.endswith("<defunct>")]
+
+
+def _pause(box: Box) -> None:
+    """Freeze every process in ``box`` (the cgroup freezer) until the next ``box_exec``: whatever escaped the
+    command's kill and ``_left_over`` (a process that took the idle ``sleep``'s name, PID 1 itself under
+    ``ptrace``) cannot write to the mounted folders while lab archives, digests and grades them. A box that
+    cannot be paused is killed."""
+    try:
+        client().api.pause(box.id)
+        box.paused = True
+    except docker.errors.APIError as exc:
+        box.why_dead = f"it could not be paused after the command ({' '.join(str(exc).split())[:120]})"
+        _kill(box)
 
 
 def _oom_events(box: Box) -> bool:

@@ -15,7 +15,8 @@ of the agent's ``disk`` limit (``rules.disk``), so an agent cannot fill the host
 One agent container per trial (``AgentContainer``): each try is an exec in the container the first try started,
 so what the agent leaves outside the work tree (``/tmp``, its home) is still there on the next try, as it is
 for Aider's own benchmark, which keeps one aider process for both tries; nothing it started runs on after its
-try. A try that ran past its time limit (its container is killed with it) or ran out of memory leaves the next
+try, and the container is frozen between tries (nothing in it runs while lab archives, digests and grades the
+work tree). A try that ran past its time limit (its container is killed with it) or ran out of memory leaves the next
 try a fresh container, and that try's note says so. An agent defined with ``container = "try"`` gets a fresh
 container for every try instead. The mode is part of the trial's key (``Trial.run_key``).
 

@@ -248,6 +248,8 @@ def test_a_process_the_commands_kill_cannot_reach_takes_the_box_with_it(grader_i
         assert sandbox.box_exec(box, ["true"], timeout=30).exit_code == 0 and not box.dead
         # a process of another user (root) beside the commands (uid 1000): out of BOX_EXEC's kill's reach
         api = sandbox.client().api
+        api.unpause(box.id)  # the box is frozen between commands
+        box.paused = False
         api.exec_start(api.exec_create(box.id, ["sleep", "300"], user="root")["Id"], detach=True)
         res = sandbox.box_exec(box, ["true"], timeout=30)
         assert res.exit_code == 0 and box.dead and "a process outlived the command (sleep 300)" == box.why_dead
