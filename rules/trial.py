@@ -20,8 +20,8 @@ work tree). A try that ran past its time limit (its container is killed with it)
 try a fresh container, and that try's note says so. An agent defined with ``container = "try"`` gets a fresh
 container for every try instead. The mode is part of the trial's key (``Trial.run_key``).
 
-``error`` means the agent never had a fair chance: its command could not run (exit 126/127, or its container
-could not start) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
+``error`` means the agent never had a fair chance: its command could not run (exit 126/127 in a fresh
+container, or its container could not start; in the container its last try left, the agent broke it: a failure) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
 are retried a few times with a wait. Such a trial is kept apart from ``fail`` and redone by the next run.
 
 The record goes to ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2; the run is the agent with its
@@ -531,6 +531,12 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         result["usage"] = add_usage(result["usage"], usage)
         result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
+        if problem is not None and problem["kind"] == "could_not_run" and box.fresh is False:
+            # in the container its last try left, only the agent's own doing (a program it removed or replaced)
+            # can keep its command from running: its failure, not an error the next run would redo
+            box.note = "; ".join(x for x in (box.note, f"{_redact(problem['message'], env)}, in the container "
+                                             "its last try left: counted as the agent's failure") if x)
+            problem = None
         if problem is not None:
             problem["message"] = _redact(problem["message"], env)
         if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):

@@ -45,6 +45,13 @@ THIEF_AGENT = ("[sleep-thief]\nimage = \"noop\"\ncommand = [\"sh\", \"-c\", '''f
                + plant("/work/$f", r"def double(number):\n    return number * 2\n", 50_000, mode="w")
                + f"\n{WRONG} > {{files}}''']\n")
 
+# try 1 writes a wrong solution and removes the shell every exec in its box starts with
+SH_BREAKER = f"""
+[sh-breaker]
+image = "noop"
+command = ["sh", "-c", '''{WRONG} > {{files}}; rm -f /usr/bin/sh /bin/sh''']
+"""
+
 
 def _box(grader_image, work: Path):
     from rules import sandbox
@@ -130,8 +137,9 @@ def home(tmp_path_factory, grader_image) -> Path:
     home = tmp_path_factory.mktemp("redteam") / "home"
     make_tier(home)
     with open(home / "evals" / "agents.toml", "a") as f:
-        f.write("\n" + THIEF_AGENT)
-    res = run_doit(home, "agent_image:noop", "agent_image:sleep-thief", "jobs=1", timeout=1200)
+        f.write("\n" + THIEF_AGENT + SH_BREAKER)
+    res = run_doit(home, "agent_image:noop", "agent_image:sleep-thief", "agent_image:sh-breaker", "jobs=1",
+                   timeout=1200)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return home
 
@@ -149,3 +157,16 @@ def test_a_try_is_graded_on_what_its_command_left_not_on_what_a_planted_sleep_wr
         kept = tar.extractfile("hello.py").read().decode()
     assert "number + 1" in kept and "number * 2" not in kept
     assert lab_containers(**{"lab.agent": "sleep-thief"}) == []
+
+
+@docker
+def test_an_agent_that_breaks_its_own_container_fails_it_is_not_an_error_to_redo(home):
+    """Hole (fixed): try 1 removed /bin/sh, so try 2's exec could not start (exit 126): the trial was an
+    ``error`` ("could not run"), kept apart from ``fail`` and redone by the next run: a failing agent could
+    trade its fail for a fresh trial."""
+    r = trial(home, "sh-breaker")
+    assert (r["status"], r["error_kind"]) == ("fail", None), r
+    one, two = r["tries"]
+    assert one["outcome"] == "fail" and two["outcome"] == "fail" and two["agent"]["exit_code"] in (126, 127)
+    assert two["agent"]["fresh_container"] is False and "counted as the agent's failure" in two["note"], two
+    assert lab_containers(**{"lab.agent": "sh-breaker"}) == []
