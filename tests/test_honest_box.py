@@ -52,6 +52,17 @@ image = "noop"
 command = ["sh", "-c", '''{WRONG} > {{files}}; rm -f /usr/bin/sh /bin/sh''']
 """
 
+# /lab/out/usage.json as a symlink to a file of the host (resolved on the host), or as a FIFO no one writes
+OUT_TRICKS = f"""
+[usage-link]
+image = "noop"
+command = ["sh", "-c", '''{GOOD} > {{files}}; ln -s HOST_FILE {{out}}/usage.json''']
+
+[usage-fifo]
+image = "noop"
+command = ["sh", "-c", '''{GOOD} > {{files}}; mkfifo {{out}}/usage.json''']
+"""
+
 
 def _box(grader_image, work: Path):
     from rules import sandbox
@@ -137,9 +148,10 @@ def home(tmp_path_factory, grader_image) -> Path:
     home = tmp_path_factory.mktemp("redteam") / "home"
     make_tier(home)
     with open(home / "evals" / "agents.toml", "a") as f:
-        f.write("\n" + THIEF_AGENT + SH_BREAKER)
-    res = run_doit(home, "agent_image:noop", "agent_image:sleep-thief", "agent_image:sh-breaker", "jobs=1",
-                   timeout=1200)
+        f.write("\n" + THIEF_AGENT + SH_BREAKER + OUT_TRICKS.replace("HOST_FILE", str(home / "host-usage.json")))
+    (home / "host-usage.json").write_text('{"tokens_sent": 999, "tokens_received": 999, "cost": 999}')
+    res = run_doit(home, *[f"agent_image:{n}" for n in ("noop", "sleep-thief", "sh-breaker", "usage-link",
+                                                         "usage-fifo")], "jobs=1", timeout=1200)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return home
 
@@ -170,3 +182,44 @@ def test_an_agent_that_breaks_its_own_container_fails_it_is_not_an_error_to_redo
     assert one["outcome"] == "fail" and two["outcome"] == "fail" and two["agent"]["exit_code"] in (126, 127)
     assert two["agent"]["fresh_container"] is False and "counted as the agent's failure" in two["note"], two
     assert lab_containers(**{"lab.agent": "sh-breaker"}) == []
+
+
+def test_usage_json_is_read_only_as_a_regular_file(tmp_path):
+    """Hole (fixed): ``read_usage_file`` followed a symlink (on the host: to any host file, ``/dev/zero`` would
+    exhaust lab's memory) and opened a FIFO (lab waited for ever for a writer)."""
+    import os
+    import threading
+
+    from rules.agents import read_usage_file
+
+    host = tmp_path / "host.json"
+    host.write_text('{"tokens_sent": 5}')
+    assert read_usage_file(host) == {"tokens_sent": 5, "tokens_received": None, "cost": None}
+    (tmp_path / "link.json").symlink_to(host)
+    assert read_usage_file(tmp_path / "link.json") is None
+    os.mkfifo(tmp_path / "fifo.json")
+    got = []
+    reader = threading.Thread(target=lambda: got.append(read_usage_file(tmp_path / "fifo.json")), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert got == [None], "lab waited on a FIFO the agent left as usage.json"
+
+
+def _trial_in_thread(home, agent, seconds=180):
+    import threading
+
+    got = []
+    runner = threading.Thread(target=lambda: got.append(trial(home, agent, tries=1)), daemon=True)
+    runner.start()
+    runner.join(seconds)
+    assert got, f"the trial of {agent} did not end in {seconds} s"
+    return got[0]
+
+
+@docker
+def test_a_usage_file_that_is_a_link_or_a_fifo_counts_for_nothing(home):
+    linked = _trial_in_thread(home, "usage-link")
+    assert linked["status"] == "pass" and linked["usage"] is None, linked["usage"]
+    fifo = _trial_in_thread(home, "usage-fifo")
+    assert fifo["status"] == "pass" and fifo["usage"] is None
+    assert lab_containers(**{"lab.agent": "usage-link"}) == lab_containers(**{"lab.agent": "usage-fifo"}) == []
