@@ -229,12 +229,13 @@ def test_what_counts_as_left_over_in_a_box():
 
     titles = ["UID", "PID", "PPID", "C", "STIME", "TTY", "TIME", "CMD"]
     row = lambda pid, ppid, cmd: ["root", pid, ppid, "0", "16:09", "?", "00:00:00", cmd]  # noqa: E731
-    idle = [row("6711", "6690", "sh -c while :; do sleep 2147483647 & wait $!; done"),
-            row("6738", "6711", "sleep 2147483647")]
+    idle = [row("6711", "6690", "sh -c while :; do (read -r _) & wait $!; done"),
+            row("6738", "6711", "sh -c while :; do (read -r _) & wait $!; done")]
     assert left_over_in({"Titles": titles, "Processes": idle}) == []
     assert left_over_in({"Titles": titles, "Processes": idle + [row("6800", "6711", "[sleep] <defunct>")]}) == []
-    planted = idle + [row("6801", "6711", "sleep 300"), row("6802", "6801", "python3 -c 1")]
-    assert left_over_in({"Titles": titles, "Processes": planted}) == ["sleep 300", "python3 -c 1"]
+    planted = idle + [row("6801", "6711", "sleep 300"), row("6802", "6801", "python3 -c 1"),
+                      row("6803", "6711", "sleep 2147483647")]  # the idle sleep of old: an agent's program now
+    assert left_over_in({"Titles": titles, "Processes": planted}) == ["sleep 300", "python3 -c 1", "sleep 2147483647"]
 
 
 @docker

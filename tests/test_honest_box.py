@@ -76,7 +76,7 @@ def _box(grader_image, work: Path):
 @docker
 def test_a_process_named_like_the_idle_sleep_cannot_write_after_its_command(grader_image, tmp_path):
     """Hole (fixed): the thief outlived the command unseen and kept writing to the work tree while lab
-    archived, digested and graded it. Now the box is frozen between commands."""
+    archived, digested and graded it. Now PID 1 never runs it, and the box is frozen between commands."""
     from rules import sandbox
 
     work = tmp_path / "work"
@@ -85,7 +85,6 @@ def test_a_process_named_like_the_idle_sleep_cannot_write_after_its_command(grad
     try:
         res = sandbox.box_exec(box, ["sh", "-c", plant("/work/late.txt", "late\\n", 0)], timeout=120)
         assert res.exit_code == 0 and "planted" in res.output, res.output
-        assert not box.dead, "a process that looks like the idle sleep is not taken for a leftover"
         before = (work / "late.txt").read_bytes() if (work / "late.txt").exists() else b""
         time.sleep(1.0)
         after = (work / "late.txt").read_bytes() if (work / "late.txt").exists() else b""
@@ -98,10 +97,9 @@ def test_a_process_named_like_the_idle_sleep_cannot_write_after_its_command(grad
 
 
 @docker
-@pytest.mark.xfail(strict=True, reason="open: a program the agent put at `sleep` is run by the box's PID 1 as its "
-                   "idle sleep and runs again during the next command of the trial (frozen in between); fixing "
-                   "it needs a PID 1 that runs nothing from the box's filesystem")
 def test_no_process_a_command_left_runs_during_the_next(grader_image, tmp_path):
+    """Hole (fixed): PID 1 started the agent's `sleep` as its idle one after every command, so it ran on in
+    every later command of the trial. PID 1 now runs nothing from the box's filesystem after it starts."""
     from rules import sandbox
 
     work = tmp_path / "work"
@@ -110,7 +108,7 @@ def test_no_process_a_command_left_runs_during_the_next(grader_image, tmp_path):
     try:
         assert sandbox.box_exec(box, ["sh", "-c", plant("/work/late.txt", "late\\n", 0)], timeout=120).exit_code == 0
         (work / "late.txt").unlink(missing_ok=True)
-        res = sandbox.box_exec(box, ["sh", "-c", "sleep 0.5 2>/dev/null; /usr/bin/sleep 0.5"], timeout=60)
+        res = sandbox.box_exec(box, ["/usr/bin/sleep", "1"], timeout=60)
         assert res.exit_code == 0
         assert not (work / "late.txt").exists(), "the first command's thief ran during the second"
     finally:
@@ -223,3 +221,51 @@ def test_a_usage_file_that_is_a_link_or_a_fifo_counts_for_nothing(home):
     fifo = _trial_in_thread(home, "usage-fifo")
     assert fifo["status"] == "pass" and fifo["usage"] is None
     assert lab_containers(**{"lab.agent": "usage-link"}) == lab_containers(**{"lab.agent": "usage-fifo"}) == []
+
+
+# a `sh` that, called as `sh -c BOX_EXEC sh CMD...`, runs CMD without the kill, then leaves behind a writer whose
+# command line is the idle subshell's (a plain `sh -c ...` runs as it should)
+FAKE_SH = """#!/usr/bin/dash
+[ "$3" = sh ] || exec /usr/bin/dash "$@"
+shift 3; "$@"; rc=$?
+/tmp/launch
+exit $rc
+"""
+LAUNCH_C = r"""#include <unistd.h>
+int main(void) { if (fork() == 0) { setsid(); if (fork() == 0) {
+  char *argv[] = {"sh", "-c", "while :; do (read -r _) & wait $!; done", 0}; execv("/tmp/writer", argv); } }
+  return 0; }
+"""
+WRITER_C = r"""#include <stdio.h>
+#include <unistd.h>
+int main(void) { for (;;) { FILE *o = fopen("/work/late.txt", "a"); if (o) { fputs("late\n", o); fclose(o); }
+  usleep(20000); } }
+"""
+
+
+@docker
+def test_a_replaced_sh_does_not_skip_the_kill_after_the_command(grader_image, tmp_path):
+    """Hole (fixed): every command ran as ``sh -c BOX_EXEC``, the box's ``sh``, which the agent may replace
+    with one that leaves a process behind under the idle subshell's command line (``_left_over`` lets it be).
+    The commands now run in PID 1's own shell (``/proc/1/exe``)."""
+    from rules import sandbox
+
+    work = tmp_path / "work"
+    work.mkdir()
+    for name, text in (("fsh", FAKE_SH), ("launch.c", LAUNCH_C), ("writer.c", WRITER_C)):
+        (work / name).write_text(text)
+    box = _box(grader_image, work)
+    try:
+        planted = sandbox.box_exec(box, ["sh", "-c", "gcc -o /tmp/launch /work/launch.c && gcc -o /tmp/writer "
+                                         "/work/writer.c && cp /work/fsh /tmp/fsh && chmod +x /tmp/fsh && "
+                                         "mv /tmp/fsh /usr/bin/sh && echo ok"], timeout=120)
+        assert "ok" in planted.output, planted.output
+        assert sandbox.box_exec(box, ["true"], timeout=60).exit_code == 0
+        assert not box.dead and sandbox._left_over(box) == []
+        (work / "late.txt").unlink(missing_ok=True)
+        res = sandbox.box_exec(box, ["/usr/bin/dash", "-c", "/usr/bin/sleep 1; test -e /work/late.txt && echo LATE"],
+                               timeout=60)
+        assert "LATE" not in res.output, "a process left by a replaced sh ran on into the next command"
+    finally:
+        sandbox.stop_box(box)
+    assert lab_containers(**{"lab.role": "box-redteam"}) == []
