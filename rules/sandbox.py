@@ -315,7 +315,7 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 # be started by PID 1 after every command's kill, looking like the idle one). It sets no signal
 # handler, so nothing inside the box can stop it (the kernel drops unhandled signals sent to a namespace's
 # init from inside it); lab removes the box with SIGKILL from outside.
-BOX_IDLE = "while :; do (read -r _) & wait $!; done"
+BOX_IDLE = "exec 3<&0; while :; do (read -r _ <&3) & wait $!; done"  # (a background job's own stdin is /dev/null)
 # Each exec runs the command under this: when it ends, every other process in the box (what the command left
 # running in the background) is killed, so nothing keeps writing to the work tree after the command returned,
 # and the exec's output stream ends at once. Exit code: the command's (127/126 when it cannot run). `kill -1`

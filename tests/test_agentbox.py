@@ -229,8 +229,8 @@ def test_what_counts_as_left_over_in_a_box():
 
     titles = ["UID", "PID", "PPID", "C", "STIME", "TTY", "TIME", "CMD"]
     row = lambda pid, ppid, cmd: ["root", pid, ppid, "0", "16:09", "?", "00:00:00", cmd]  # noqa: E731
-    idle = [row("6711", "6690", "sh -c while :; do (read -r _) & wait $!; done"),
-            row("6738", "6711", "sh -c while :; do (read -r _) & wait $!; done")]
+    idle = [row("6711", "6690", "sh -c exec 3<&0; while :; do (read -r _ <&3) & wait $!; done"),
+            row("6738", "6711", "sh -c exec 3<&0; while :; do (read -r _ <&3) & wait $!; done")]
     assert left_over_in({"Titles": titles, "Processes": idle}) == []
     assert left_over_in({"Titles": titles, "Processes": idle + [row("6800", "6711", "[sleep] <defunct>")]}) == []
     planted = idle + [row("6801", "6711", "sleep 300"), row("6802", "6801", "python3 -c 1"),

@@ -269,3 +269,28 @@ def test_a_replaced_sh_does_not_skip_the_kill_after_the_command(grader_image, tm
     finally:
         sandbox.stop_box(box)
     assert lab_containers(**{"lab.role": "box-redteam"}) == []
+
+
+@docker
+def test_an_idle_box_idles(grader_image, tmp_path):
+    """PID 1 blocks in its subshell's read (it neither spins nor exits): after a command, the box holds PID 1
+    and one subshell, and the same two a second later, with no CPU time spent."""
+    from rules import sandbox
+
+    work = tmp_path / "work"
+    work.mkdir()
+    box = _box(grader_image, work)
+    try:
+        assert sandbox.box_exec(box, ["sh", "-c", "for i in 1 2 3; do sleep 100 & done"], timeout=60).exit_code == 0
+        api = sandbox.client().api
+        api.unpause(box.id)
+        box.paused = False
+        time.sleep(0.5)
+        first = api.top(box.id)["Processes"]
+        time.sleep(1.5)
+        second = api.top(box.id)["Processes"]
+        assert len(first) == 2 and [r[1] for r in first] == [r[1] for r in second], (first, second)
+        assert all(r[6] == "00:00:00" for r in second), second
+        assert sandbox.box_exec(box, ["true"], timeout=60).exit_code == 0 and not box.dead
+    finally:
+        sandbox.stop_box(box)
