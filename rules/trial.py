@@ -79,6 +79,7 @@ DIFF_CAP = 1024 * 1024  # bytes of work.diff kept
 WORK_TREE_CAP = 256 * 1024 * 1024  # a work tree larger than this after the agent is not graded
 OUT_FILE_CAP = 1024 * 1024  # files the agent leaves in /lab/out are kept up to this size, ...
 OUT_FILES_MAX = 20  # ... and this many
+WORK_TREE_DEPTH = 200  # a work tree (or /lab/out) with folders nested deeper than this is not read by lab
 
 
 class TrialError(Exception):
@@ -330,6 +331,37 @@ def remove_special_files(root: Path) -> list[str]:
     return sorted(removed)
 
 
+def tree_problem(root: Path) -> str | None:
+    """Why lab will not read the tree ``root`` the agent wrote (its work tree, its ``/lab/out``), or None:
+    folders nested deeper than ``WORK_TREE_DEPTH`` (lab's walks, ``shutil.rmtree`` and ``tarfile`` recurse:
+    a deeper tree would crash them) or an entry that cannot be listed or stat'ed (e.g. a path longer than the
+    system allows). Walks iteratively, so no tree can crash it."""
+    stack = [(os.fspath(root), 0)]
+    while stack:
+        folder, depth = stack.pop()
+        if depth > WORK_TREE_DEPTH:
+            return f"folders nested deeper than {WORK_TREE_DEPTH} levels"
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, depth + 1))
+                    else:
+                        entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            return f"{exc.strerror or exc} at depth {depth}"
+    return None
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the folder ``path`` and everything in it, however deep (``rm -rf``: ``shutil.rmtree`` recurses
+    and fails on a tree deeper than Python's recursion limit); a missing folder is fine."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", os.fspath(path)], check=False)
+
+
 def tree_size(root: Path) -> int:
     """Bytes of the regular files below ``root`` (symlinks not followed)."""
     total = 0
@@ -376,7 +408,7 @@ def _now() -> str:
 
 
 def _fresh(folder: Path) -> Path:
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_tree(folder)
     folder.mkdir(parents=True)
     return folder
 
@@ -493,7 +525,9 @@ def _empty(folder: Path) -> None:
     try:
         for entry in os.scandir(folder):
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
+                remove_tree(Path(entry.path))
+                if os.path.lexists(entry.path):
+                    raise OSError(f"{entry.path} is still there")
             else:
                 os.unlink(entry.path)
     except OSError as exc:
@@ -566,12 +600,14 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
         res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result, box)
+        unreadable, out_unreadable = tree_problem(work), tree_problem(out_dir)
         record = {"try": n, "outcome": "fail", "note": box.note, "grade": None, "usage": usage,
                   "agent": {"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
                             "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes,
                             "fresh_container": box.fresh},
-                  "removed_special_files": remove_special_files(work),
-                  "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}", env), "work_archive": None}
+                  "removed_special_files": [] if unreadable else remove_special_files(work),
+                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", env),
+                  "work_archive": None}
         if retries:
             record["rate_limit_retries"] = retries
         result["tries"].append(record)
@@ -581,6 +617,12 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         notes = [box.note] if box.note else []
         if res.timed_out:
             notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
+        if out_unreadable:
+            notes.append(f"lab cannot read /lab/out ({out_unreadable}): no file of it kept")
+        if unreadable:
+            record["outcome"] = "timeout" if res.timed_out else "fail"
+            record["note"] = "; ".join(notes + [f"lab cannot read the work tree ({unreadable}); not graded"])
+            break
         size = tree_size(work)
         if size > WORK_TREE_CAP:
             record["outcome"] = "timeout" if res.timed_out else "fail"
@@ -628,7 +670,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             break
         text = followup_prompt(prompt, g.output, files)
     result["status"] = trial_status(result["tries"])
-    if tree_size(work) <= WORK_TREE_CAP:
+    if tree_problem(work) is None and tree_size(work) <= WORK_TREE_CAP:
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
 
 
@@ -745,7 +787,7 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     except (sandbox.SandboxError, TrialError) as exc:
         result["status"], result["error"], result["error_kind"] = "error", str(exc), "infrastructure"
     finally:
-        shutil.rmtree(t.scratch, ignore_errors=True)
+        remove_tree(t.scratch)
     result["seconds"] = round(time.monotonic() - start, 3)
     result["finished"] = _now()
     result = printable(result)

@@ -63,6 +63,19 @@ image = "noop"
 command = ["sh", "-c", '''{GOOD} > {{files}}; mkfifo {{out}}/usage.json''']
 """
 
+# a folder 2100 levels deep (deeper than Python's recursion limit, its path longer than PATH_MAX) in the work tree
+# or in /lab/out; the solution wrong, so a second try follows
+DEEP = "d=$1; i=0; while [ $i -lt 2100 ]; do mkdir a && cd a || break; i=$((i+1)); done; echo x > f; cd \"$d\""
+DEEP_AGENTS = f"""
+[deep-work]
+image = "noop"
+command = ["sh", "-c", '''{WRONG} > {{files}}; deep() {{ {DEEP}; }}; deep /work; echo made''']
+
+[deep-out]
+image = "noop"
+command = ["sh", "-c", '''{WRONG} > {{files}}; cd {{out}}; deep() {{ {DEEP}; }}; deep {{out}}; echo made''']
+"""
+
 
 def _box(grader_image, work: Path):
     from rules import sandbox
@@ -146,10 +159,10 @@ def home(tmp_path_factory, grader_image) -> Path:
     home = tmp_path_factory.mktemp("redteam") / "home"
     make_tier(home)
     with open(home / "evals" / "agents.toml", "a") as f:
-        f.write("\n" + THIEF_AGENT + SH_BREAKER + OUT_TRICKS.replace("HOST_FILE", str(home / "host-usage.json")))
+        f.write("\n" + THIEF_AGENT + SH_BREAKER + DEEP_AGENTS + OUT_TRICKS.replace("HOST_FILE", str(home / "host-usage.json")))
     (home / "host-usage.json").write_text('{"tokens_sent": 999, "tokens_received": 999, "cost": 999}')
     res = run_doit(home, *[f"agent_image:{n}" for n in ("noop", "sleep-thief", "sh-breaker", "usage-link",
-                                                         "usage-fifo")], "jobs=1", timeout=1200)
+                                                         "usage-fifo", "deep-work", "deep-out")], "jobs=1", timeout=1200)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return home
 
@@ -294,3 +307,30 @@ def test_an_idle_box_idles(grader_image, tmp_path):
         assert sandbox.box_exec(box, ["true"], timeout=60).exit_code == 0 and not box.dead
     finally:
         sandbox.stop_box(box)
+
+
+@docker
+def test_a_work_tree_too_deep_to_walk_is_the_agents_failure_not_a_crash(home):
+    """Hole (fixed): lab's walks (``remove_special_files``, ``work_digest``, ``archive_work``, ``rmtree``) recurse;
+    a folder 2100 levels deep made them raise RecursionError, so the trial ended with no record and the next
+    run ran it again: a failing agent could buy itself a new trial."""
+    r = trial(home, "deep-work")
+    assert (r["status"], r["error"]) == ("fail", None), r
+    (one,) = r["tries"]
+    assert one["grade"] is None and "lab cannot read the work tree (folders nested deeper than" in one["note"], one
+    assert "made" in logs(home, "deep-work")[0]
+    assert lab_containers(**{"lab.agent": "deep-work"}) == []
+
+
+@docker
+def test_a_lab_out_too_deep_to_walk_keeps_nothing_of_it_and_the_trial_goes_on(home):
+    r = trial(home, "deep-out")
+    assert (r["status"], r["error"], len(r["tries"])) == ("fail", None, 2), r
+    assert all(t["out_files"] == [] and "lab cannot read /lab/out" in t["note"] for t in r["tries"]), r["tries"]
+    assert all(t["grade"] is not None for t in r["tries"])
+    assert lab_containers(**{"lab.agent": "deep-out"}) == []
+
+
+def logs(home: Path, agent: str, task: str = "python-hello") -> list[str]:
+    run = home / "evals" / "aider" / "runs" / agent / task
+    return [(run / f"agent-{n}.log").read_text() for n in (1, 2) if (run / f"agent-{n}.log").exists()]
