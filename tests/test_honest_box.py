@@ -244,11 +244,12 @@ shift 3; "$@"; rc=$?
 /tmp/launch
 exit $rc
 """
-LAUNCH_C = r"""#include <unistd.h>
-int main(void) { if (fork() == 0) { setsid(); if (fork() == 0) {
-  char *argv[] = {"sh", "-c", "while :; do (read -r _) & wait $!; done", 0}; execv("/tmp/writer", argv); } }
-  return 0; }
-"""
+def _launch_c() -> str:
+    """A launcher that leaves /tmp/writer running, orphaned (its parent PID 1), as ``sh -c BOX_IDLE``."""
+    from rules.sandbox import BOX_IDLE
+
+    return ("#include <unistd.h>\nint main(void) { if (fork() == 0) { setsid(); if (fork() == 0) {\n"
+            f'  char *argv[] = {{"sh", "-c", "{BOX_IDLE}", 0}}; execv("/tmp/writer", argv); }} }}\n  return 0; }}\n')
 WRITER_C = r"""#include <stdio.h>
 #include <unistd.h>
 int main(void) { for (;;) { FILE *o = fopen("/work/late.txt", "a"); if (o) { fputs("late\n", o); fclose(o); }
@@ -265,7 +266,7 @@ def test_a_replaced_sh_does_not_skip_the_kill_after_the_command(grader_image, tm
 
     work = tmp_path / "work"
     work.mkdir()
-    for name, text in (("fsh", FAKE_SH), ("launch.c", LAUNCH_C), ("writer.c", WRITER_C)):
+    for name, text in (("fsh", FAKE_SH), ("launch.c", _launch_c()), ("writer.c", WRITER_C)):
         (work / name).write_text(text)
     box = _box(grader_image, work)
     try:
@@ -334,3 +335,38 @@ def test_a_lab_out_too_deep_to_walk_keeps_nothing_of_it_and_the_trial_goes_on(ho
 def logs(home: Path, agent: str, task: str = "python-hello") -> list[str]:
     run = home / "evals" / "aider" / "runs" / agent / task
     return [(run / f"agent-{n}.log").read_text() for n in (1, 2) if (run / f"agent-{n}.log").exists()]
+
+
+NOKILL_C = r"""#include <errno.h>
+#include <sys/types.h>
+int kill(pid_t pid, int sig) { errno = ESRCH; return -1; }
+"""
+
+
+@docker
+@pytest.mark.xfail(strict=True, reason="open: the agent, root in its box, can write /etc/ld.so.preload, which PID 1's "
+                   "shell loads when lab runs the next command under it (a `kill` that does nothing: what the "
+                   "command leaves under the idle subshell's command line outlives it and runs on in the trial's "
+                   "later commands; the box is still frozen between them)")
+def test_a_preloaded_library_does_not_skip_the_kill_after_the_command(grader_image, tmp_path):
+    from rules import sandbox
+
+    work = tmp_path / "work"
+    work.mkdir()
+    for name, text in (("nokill.c", NOKILL_C), ("launch.c", _launch_c()), ("writer.c", WRITER_C)):
+        (work / name).write_text(text)
+    box = _box(grader_image, work)
+    try:
+        planted = sandbox.box_exec(box, ["sh", "-c", "gcc -shared -fPIC -o /usr/local/lib/nokill.so /work/nokill.c && "
+                                         "gcc -o /tmp/launch /work/launch.c && gcc -o /tmp/writer /work/writer.c && "
+                                         "echo /usr/local/lib/nokill.so > /etc/ld.so.preload && echo ok"],
+                                   timeout=120)
+        assert "ok" in planted.output, planted.output
+        launched = sandbox.box_exec(box, ["/tmp/launch"], timeout=60)  # under a shell that cannot kill
+        assert launched.exit_code == 0 and not box.dead, (launched, box.why_dead)
+        (work / "late.txt").unlink(missing_ok=True)
+        res = sandbox.box_exec(box, ["/usr/bin/dash", "-c", "/usr/bin/sleep 1; test -e /work/late.txt && echo LATE"],
+                               timeout=60)
+        assert box.dead or "LATE" not in res.output, "a process left by the first command ran on into the next"
+    finally:
+        sandbox.stop_box(box)
