@@ -504,7 +504,9 @@ def _left_over(box: Box) -> list[str]:
 def left_over_in(top: dict) -> list[str]:
     """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD"], "Processes":
     [[...], ...]}``): every process but the box's PID 1 (the one whose parent is outside the box), its idle
-    subshell (a child of PID 1 with PID 1's command line) and zombies (``<defunct>``: dead, waiting for PID 1 to reap them)."""
+    subshell (a child of PID 1 with PID 1's command line: PID 1 runs one at a time, so a second such child is
+    a process made to look like it, and is listed) and zombies (``<defunct>``: dead, waiting for PID 1 to reap
+    them)."""
     titles = top.get("Titles") or []
     try:
         pid_at, ppid_at, cmd_at = titles.index("PID"), titles.index("PPID"), titles.index("CMD")
@@ -514,14 +516,14 @@ def left_over_in(top: dict) -> list[str]:
     pids = {pid for pid, _, _ in procs}
     init = next((pid for pid, ppid, _ in procs if ppid not in pids), None)  # the one whose parent is outside
     idle = next((cmd for pid, _, cmd in procs if pid == init), None)  # its subshell: a fork, the same command line
-    return [cmd for pid, ppid, cmd in procs
-            if pid != init and not (ppid == init and cmd == idle) and not cmd.endswith("<defunct>")]
+    live = [(pid, ppid, cmd) for pid, ppid, cmd in procs if pid != init and not cmd.endswith("<defunct>")]
+    idles = [cmd for _, ppid, cmd in live if ppid == init and cmd == idle]
+    return [cmd for _, ppid, cmd in live if not (ppid == init and cmd == idle)] + idles[1:]
 
 
 def _pause(box: Box) -> None:
     """Freeze every process in ``box`` (the cgroup freezer) until the next ``box_exec``: whatever escaped the
-    command's kill and ``_left_over`` (PID 1 itself under
-    ``ptrace``) cannot write to the mounted folders while lab archives, digests and grades them. A box that
+    command's kill and ``_left_over`` (PID 1 itself under ``ptrace``) cannot write to the mounted folders while lab archives, digests and grades them. A box that
     cannot be paused is killed."""
     try:
         client().api.pause(box.id)
