@@ -21,7 +21,8 @@ try a fresh container, and that try's note says so. An agent defined with ``cont
 container for every try instead. The mode is part of the trial's key (``Trial.run_key``).
 
 ``error`` means the agent never had a fair chance: its command could not run (exit 126/127 in a fresh
-container, or its container could not start; in the container its last try left, the agent broke it: a failure) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
+container: in the container its last try left, where the agent may have removed what it needs, the command is
+run again in a fresh one, and the try's note says so), or its container could not start or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
 are retried a few times with a wait. Such a trial is kept apart from ``fail`` and redone by the next run.
 
 The record goes to ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2; the run is the agent with its
@@ -490,6 +491,14 @@ class AgentContainer:
                 self.note = self.note or f"a fresh agent container for this try ({self.why_fresh})"
         self.fresh = new if self.fresh is None else self.fresh
         res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path)
+        if not new and res.exit_code in COULD_NOT_RUN:
+            # the agent may have broken the container its last try left (removed or replaced a program its
+            # command needs): run the command again in a fresh one, so that is neither an error the next run
+            # would redo nor an infrastructure fault counted as the agent's
+            self.why_fresh = f"its command could not run in the last one (exit {res.exit_code})"
+            self.close()
+            self.fresh = None
+            return self.run(argv, work, log_path, labels)
         why = ("the last one was killed at its time limit" if res.timed_out
                else "the last one ran out of memory" if res.oom_killed
                else f"the last one was killed: {self.box.why_dead}" if self.box.why_dead
@@ -565,12 +574,6 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         result["usage"] = add_usage(result["usage"], usage)
         result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
-        if problem is not None and problem["kind"] == "could_not_run" and box.fresh is False:
-            # in the container its last try left, only the agent's own doing (a program it removed or replaced)
-            # can keep its command from running: its failure, not an error the next run would redo
-            box.note = "; ".join(x for x in (box.note, f"{_redact(problem['message'], env)}, in the container "
-                                             "its last try left: counted as the agent's failure") if x)
-            problem = None
         if problem is not None:
             problem["message"] = _redact(problem["message"], env)
         if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):
