@@ -1,11 +1,13 @@
-"""Red-team tests of one agent container per trial (``rules.sandbox`` boxes, ``rules.trial.AgentContainer``).
+"""Red-team tests of one agent container per trial (``rules.sandbox`` boxes, ``rules.trial.AgentContainer``) and
+of what lab reads of what the agent leaves (work tree, ``/lab/out``).
 
 The agent runs as root in its box with Docker's default capabilities and a writable root filesystem, so it can
-replace any program lab runs there later. The box's idle PID 1 starts ``sleep 2147483647`` again each time a
-command's kill (``BOX_EXEC``) took its last one; an agent that put its own program at ``sleep`` gets a process
-that ``_left_over`` takes for the idle sleep (same name, same parent), kept running after its command. These
-tests show what such a process can and cannot do. Agents are a few lines of shell (and C: the grader image has
-gcc) on the ``noop`` image, on ``tests/test_trial.py``'s fixture tier.
+replace any program lab runs there later (``sleep``, ``sh``, the libraries through ``/etc/ld.so.preload``). Each
+test plants one such trick and checks that nothing the agent started runs after its try (the box is frozen
+between tries), that a trick does not turn a fail into an ``error`` the next run redoes, and that lab's host-side
+walks neither follow links nor crash. Fixed holes are regression tests; open ones strict xfails. Agents are a
+few lines of shell (and C: the grader image has gcc) on the ``noop`` image, on ``tests/test_trial.py``'s
+fixture tier.
 """
 from __future__ import annotations
 
