@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -457,11 +458,20 @@ def provider_error(parser: str, output: str) -> dict | None:
 
 def read_usage_file(path: Path) -> dict | None:
     """The usage an agent wrote to ``/lab/out/usage.json``: ``{"tokens_sent", "tokens_received", "cost"}``
-    (numbers; missing keys None). None when the file is absent, too big or not such an object."""
+    (numbers; missing keys None). None when the file is absent, too big or not such an object, or is not a
+    regular file: a symlink is never followed (it would be followed on the host, e.g. to ``/dev/zero``) and a
+    FIFO never waited on."""
+    cap = 64 * 1024
     try:
-        if path.stat().st_size > 64 * 1024:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+                return None
+            data = f.read(cap + 1)
+        if len(data) > cap:
             return None
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(data.decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     if not isinstance(raw, dict):

@@ -221,7 +221,7 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
             network: str = "none", limits: Limits = Limits(), workdir: str | None = None,
             labels: dict[str, str] | None = None, user: str | None = None, read_only: bool = False,
             tmpfs: dict[str, str] | None = None, capabilities: tuple[str, ...] | None = None,
-            entrypoint: list[str] | None = None):
+            entrypoint: list[str] | None = None, stdin_open: bool = False):
     """Create (not start) a container of ``image`` with lab's labels, limits (CPUs, memory without swap,
     processes), log configuration and hardening options: the one place ``run`` and ``start_box`` share.
     Raises SandboxError when the image is missing or the engine refuses."""
@@ -233,7 +233,8 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     try:
         return c.containers.create(
             image, command, detach=True, environment=env or {}, network_mode=network, mounts=docker_mounts,
-            working_dir=workdir, labels=all_labels, user=user, read_only=read_only, tmpfs=tmpfs or None,
+            working_dir=workdir, labels=all_labels, user=user, stdin_open=stdin_open, read_only=read_only,
+            tmpfs=tmpfs or None,
             **({"entrypoint": entrypoint} if entrypoint is not None else {}),
             **({"cap_drop": ["ALL"], "cap_add": list(capabilities), "security_opt": ["no-new-privileges"]}
                if capabilities is not None else {}),
@@ -308,10 +309,13 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 
 # ---- a box: one long-lived container in which commands are exec'd one after another ----
 
-# PID 1 of a box: idles in `wait` (which also reaps the orphans a command leaves behind), and sets no signal
+# PID 1 of a box: idles in `wait` (which also reaps the orphans a command leaves behind) for a subshell of its own
+# that blocks reading the container's stdin (held open by the engine, nothing writes to it): after it starts,
+# PID 1 runs no program from the box's filesystem, which the agent may have replaced (a `sleep` of its own would
+# be started by PID 1 after every command's kill, looking like the idle one). It sets no signal
 # handler, so nothing inside the box can stop it (the kernel drops unhandled signals sent to a namespace's
 # init from inside it); lab removes the box with SIGKILL from outside.
-BOX_IDLE = "while :; do sleep 2147483647 & wait $!; done"
+BOX_IDLE = "exec 3<&0; while :; do (read -r _ <&3) & wait $!; done"  # (a background job's own stdin is /dev/null)
 # Each exec runs the command under this: when it ends, every other process in the box (what the command left
 # running in the background) is killed, so nothing keeps writing to the work tree after the command returned,
 # and the exec's output stream ends at once. Exit code: the command's (127/126 when it cannot run). `kill -1`
@@ -335,6 +339,7 @@ class Box:
     why_dead: str = ""  # why lab killed it, when not at a timeout or an OOM kill (e.g. a process outlived its command)
     since: int = 0  # epoch seconds, a little before the box was created: where its OOM events start
     ooms: int = 0
+    paused: bool = False  # frozen between commands (``box_exec``): nothing in it runs while lab reads its folders
 
 
 def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -343,14 +348,15 @@ def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] |
               tmpfs: dict[str, str] | None = None, capabilities: tuple[str, ...] | None = None) -> Box:
     """Start a container of ``image`` that idles (its PID 1 is ``sh -c BOX_IDLE``, the image's entrypoint and
     command are not used) until ``stop_box``; run commands in it with ``box_exec``. Mounts, environment,
-    network, limits (CPUs, memory without swap, processes: the idle PID 1 and its ``sleep`` take two of them;
+    network, limits (CPUs, memory without swap, processes: the idle PID 1 and its subshell take two of them;
     ``limits.timeout`` is not used here, each ``box_exec`` has its own), labels, user and hardening are those of
     ``run``; each exec inherits the environment and gets ``workdir`` and ``user``.
 
     Raises SandboxError when the image is missing or the container cannot be created, StartError when it
     cannot start (an image without ``/bin/sh`` cannot hold a box: run its commands with ``run`` instead)."""
     since = int(time.time()) - 1
-    container = _create(image, None, entrypoint=["sh", "-c", BOX_IDLE], mounts=mounts, env=env, network=network,
+    container = _create(image, None, entrypoint=["sh", "-c", BOX_IDLE], stdin_open=True, mounts=mounts, env=env,
+                        network=network,
                         limits=limits, workdir=workdir, labels={f"{LABEL}.box": "1", **(labels or {})}, user=user,
                         read_only=read_only, tmpfs=tmpfs, capabilities=capabilities)
     box = Box(id=container.id, image=image, image_id=container.attrs.get("Image", ""), workdir=workdir, user=user,
@@ -401,7 +407,9 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     the container is killed later: it cannot tell which command ran out of memory). A box found stopped after
     the command (its PID 1 killed) is marked ``dead`` too, and so is a box in which a process outlived the
     command (one ``BOX_EXEC``'s kill cannot reach: another user's), which lab kills (``why_dead`` says so):
-    nothing a command started runs on after it, whatever its user.
+    nothing a command started runs on after it, whatever its user. Between commands the box is frozen (``docker
+    pause``; the next ``box_exec`` resumes it): a process that escaped both (PID 1 under ``ptrace``) cannot touch the mounted folders while
+    the caller reads them.
 
     Raises SandboxError when the box is dead or gone, or the engine refuses the exec."""
     import threading
@@ -411,9 +419,18 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     if box.dead:
         raise SandboxError(f"the box {box.id[:12]} of {box.image!r} is dead (killed or stopped); start another")
     api = client().api
+    if box.paused:
+        try:
+            api.unpause(box.id)
+        except docker.errors.APIError as exc:
+            box.dead = not box_alive(box)
+            raise SandboxError(f"cannot resume the box {box.id[:12]} of {box.image!r}: {exc}") from None
+        box.paused = False
     start = time.monotonic()
     try:
-        exec_id = api.exec_create(box.id, ["sh", "-c", BOX_EXEC, "sh", *command], stdout=True, stderr=True,
+        # the shell of PID 1 (its binary as it was when the box started), not the box's `sh`: the agent may have
+        # replaced that with one that skips the kill
+        exec_id = api.exec_create(box.id, ["/proc/1/exe", "-c", BOX_EXEC, "sh", *command], stdout=True, stderr=True,
                                   workdir=box.workdir, user=box.user or "")["Id"]
         sock = api.exec_start(exec_id, socket=True)
     except docker.errors.APIError as exc:
@@ -462,6 +479,8 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         if left:  # BOX_EXEC's kill could not reach it (another user's process): the whole box goes
             box.why_dead = f"a process outlived the command ({left[0][:80]})"
             _kill(box)
+    if not box.dead:
+        _pause(box)
     result = RunResult(exit_code=None if timed_out else exit_code, output=out.text(), seconds=seconds,
                        timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id)
     if box.dead:
@@ -473,7 +492,7 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
 
 
 def _left_over(box: Box) -> list[str]:
-    """The command lines of the processes running in ``box`` beside its idle PID 1 and that one's ``sleep``
+    """The command lines of the processes running in ``box`` beside its idle PID 1 and that one's subshell
     (``docker top``; PIDs as the host sees them). Empty when the box holds nothing else, or is gone."""
     try:
         top = client().api.top(box.id)
@@ -485,7 +504,9 @@ def _left_over(box: Box) -> list[str]:
 def left_over_in(top: dict) -> list[str]:
     """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD"], "Processes":
     [[...], ...]}``): every process but the box's PID 1 (the one whose parent is outside the box), its idle
-    ``sleep`` and zombies (``<defunct>``: dead, waiting for PID 1 to reap them)."""
+    subshell (a child of PID 1 with PID 1's command line: PID 1 runs one at a time, so a second such child is
+    a process made to look like it, and is listed) and zombies (``<defunct>``: dead, waiting for PID 1 to reap
+    them)."""
     titles = top.get("Titles") or []
     try:
         pid_at, ppid_at, cmd_at = titles.index("PID"), titles.index("PPID"), titles.index("CMD")
@@ -494,9 +515,22 @@ def left_over_in(top: dict) -> list[str]:
     procs = [(row[pid_at], row[ppid_at], row[cmd_at]) for row in top.get("Processes") or []]
     pids = {pid for pid, _, _ in procs}
     init = next((pid for pid, ppid, _ in procs if ppid not in pids), None)  # the one whose parent is outside
-    idle = BOX_IDLE.split(" & ")[0].split("do ", 1)[1]  # "sleep 2147483647"
-    return [cmd for pid, ppid, cmd in procs
-            if pid != init and not (ppid == init and cmd == idle) and not cmd.endswith("<defunct>")]
+    idle = next((cmd for pid, _, cmd in procs if pid == init), None)  # its subshell: a fork, the same command line
+    live = [(pid, ppid, cmd) for pid, ppid, cmd in procs if pid != init and not cmd.endswith("<defunct>")]
+    idles = [cmd for _, ppid, cmd in live if ppid == init and cmd == idle]
+    return [cmd for _, ppid, cmd in live if not (ppid == init and cmd == idle)] + idles[1:]
+
+
+def _pause(box: Box) -> None:
+    """Freeze every process in ``box`` (the cgroup freezer) until the next ``box_exec``: whatever escaped the
+    command's kill and ``_left_over`` (PID 1 itself under ``ptrace``) cannot write to the mounted folders while lab archives, digests and grades them. A box that
+    cannot be paused is killed."""
+    try:
+        client().api.pause(box.id)
+        box.paused = True
+    except docker.errors.APIError as exc:
+        box.why_dead = f"it could not be paused after the command ({' '.join(str(exc).split())[:120]})"
+        _kill(box)
 
 
 def _oom_events(box: Box) -> bool:

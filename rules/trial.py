@@ -15,12 +15,14 @@ of the agent's ``disk`` limit (``rules.disk``), so an agent cannot fill the host
 One agent container per trial (``AgentContainer``): each try is an exec in the container the first try started,
 so what the agent leaves outside the work tree (``/tmp``, its home) is still there on the next try, as it is
 for Aider's own benchmark, which keeps one aider process for both tries; nothing it started runs on after its
-try. A try that ran past its time limit (its container is killed with it) or ran out of memory leaves the next
+try, and the container is frozen between tries (nothing in it runs while lab archives, digests and grades the
+work tree). A try that ran past its time limit (its container is killed with it) or ran out of memory leaves the next
 try a fresh container, and that try's note says so. An agent defined with ``container = "try"`` gets a fresh
 container for every try instead. The mode is part of the trial's key (``Trial.run_key``).
 
-``error`` means the agent never had a fair chance: its command could not run (exit 126/127, or its container
-could not start) or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
+``error`` means the agent never had a fair chance: its command could not run (exit 126/127 in a fresh
+container: in the container its last try left, where the agent may have removed what it needs, the command is
+run again in a fresh one, and the try's note says so), or its container could not start or it reported a provider error with no tokens sent (``errors`` in agents.toml); rate limits
 are retried a few times with a wait. Such a trial is kept apart from ``fail`` and redone by the next run.
 
 The record goes to ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2; the run is the agent with its
@@ -78,6 +80,7 @@ DIFF_CAP = 1024 * 1024  # bytes of work.diff kept
 WORK_TREE_CAP = 256 * 1024 * 1024  # a work tree larger than this after the agent is not graded
 OUT_FILE_CAP = 1024 * 1024  # files the agent leaves in /lab/out are kept up to this size, ...
 OUT_FILES_MAX = 20  # ... and this many
+WORK_TREE_DEPTH = 200  # a work tree (or /lab/out) with folders nested deeper than this is not read by lab
 
 
 class TrialError(Exception):
@@ -329,6 +332,37 @@ def remove_special_files(root: Path) -> list[str]:
     return sorted(removed)
 
 
+def tree_problem(root: Path) -> str | None:
+    """Why lab will not read the tree ``root`` the agent wrote (its work tree, its ``/lab/out``), or None:
+    folders nested deeper than ``WORK_TREE_DEPTH`` (lab's walks, ``shutil.rmtree`` and ``tarfile`` recurse:
+    a deeper tree would crash them) or an entry that cannot be listed or stat'ed (e.g. a path longer than the
+    system allows). Walks iteratively, so no tree can crash it."""
+    stack = [(os.fspath(root), 0)]
+    while stack:
+        folder, depth = stack.pop()
+        if depth > WORK_TREE_DEPTH:
+            return f"folders nested deeper than {WORK_TREE_DEPTH} levels"
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, depth + 1))
+                    else:
+                        entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            return f"{exc.strerror or exc} at depth {depth}"
+    return None
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the folder ``path`` and everything in it, however deep (``rm -rf``: ``shutil.rmtree`` recurses
+    and fails on a tree deeper than Python's recursion limit); a missing folder is fine."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", os.fspath(path)], check=False)
+
+
 def tree_size(root: Path) -> int:
     """Bytes of the regular files below ``root`` (symlinks not followed)."""
     total = 0
@@ -375,7 +409,7 @@ def _now() -> str:
 
 
 def _fresh(folder: Path) -> Path:
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_tree(folder)
     folder.mkdir(parents=True)
     return folder
 
@@ -457,6 +491,14 @@ class AgentContainer:
                 self.note = self.note or f"a fresh agent container for this try ({self.why_fresh})"
         self.fresh = new if self.fresh is None else self.fresh
         res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path)
+        if not new and res.exit_code in COULD_NOT_RUN:
+            # the agent may have broken the container its last try left (removed or replaced a program its
+            # command needs): run the command again in a fresh one, so that is neither an error the next run
+            # would redo nor an infrastructure fault counted as the agent's
+            self.why_fresh = f"its command could not run in the last one (exit {res.exit_code})"
+            self.close()
+            self.fresh = None
+            return self.run(argv, work, log_path, labels)
         why = ("the last one was killed at its time limit" if res.timed_out
                else "the last one ran out of memory" if res.oom_killed
                else f"the last one was killed: {self.box.why_dead}" if self.box.why_dead
@@ -492,7 +534,9 @@ def _empty(folder: Path) -> None:
     try:
         for entry in os.scandir(folder):
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
+                remove_tree(Path(entry.path))
+                if os.path.lexists(entry.path):
+                    raise OSError(f"{entry.path} is still there")
             else:
                 os.unlink(entry.path)
     except OSError as exc:
@@ -559,12 +603,14 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
         res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result, box)
+        unreadable, out_unreadable = tree_problem(work), tree_problem(out_dir)
         record = {"try": n, "outcome": "fail", "note": box.note, "grade": None, "usage": usage,
                   "agent": {"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
                             "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes,
                             "fresh_container": box.fresh},
-                  "removed_special_files": remove_special_files(work),
-                  "out_files": _keep_out_files(out_dir, t.run_dir / f"out-{n}", env), "work_archive": None}
+                  "removed_special_files": [] if unreadable else remove_special_files(work),
+                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", env),
+                  "work_archive": None}
         if retries:
             record["rate_limit_retries"] = retries
         result["tries"].append(record)
@@ -574,6 +620,12 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         notes = [box.note] if box.note else []
         if res.timed_out:
             notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
+        if out_unreadable:
+            notes.append(f"lab cannot read /lab/out ({out_unreadable}): no file of it kept")
+        if unreadable:
+            record["outcome"] = "timeout" if res.timed_out else "fail"
+            record["note"] = "; ".join(notes + [f"lab cannot read the work tree ({unreadable}); not graded"])
+            break
         size = tree_size(work)
         if size > WORK_TREE_CAP:
             record["outcome"] = "timeout" if res.timed_out else "fail"
@@ -621,7 +673,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             break
         text = followup_prompt(prompt, g.output, files)
     result["status"] = trial_status(result["tries"])
-    if tree_size(work) <= WORK_TREE_CAP:
+    if tree_problem(work) is None and tree_size(work) <= WORK_TREE_CAP:
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
 
 
@@ -738,7 +790,7 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     except (sandbox.SandboxError, TrialError) as exc:
         result["status"], result["error"], result["error_kind"] = "error", str(exc), "infrastructure"
     finally:
-        shutil.rmtree(t.scratch, ignore_errors=True)
+        remove_tree(t.scratch)
     result["seconds"] = round(time.monotonic() - start, 3)
     result["finished"] = _now()
     result = printable(result)
