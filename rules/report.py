@@ -259,7 +259,8 @@ def _counts(words: list[str]) -> dict:
             "errors": sum(w.startswith("error:") for w in words),
             "errors_agent": words.count("error:agent"), "errors_infrastructure": words.count("error:infrastructure"),
             "timeouts": words.count("timeout"), "tampered": words.count("tampered"),
-            "stale": words.count("stale"), "missing": words.count("missing")}
+            "stale": words.count("stale"), "missing": words.count("missing"),
+            "passed_late": sum(w.startswith("pass@") and w[5:].isdigit() and int(w[5:]) > 2 for w in words)}
 
 
 def graded_by(results: list[dict]) -> list[dict]:
@@ -491,7 +492,8 @@ def compare(a: Run, b: Run, tasks: list[TaskRow], metric: Metric) -> dict:
 
 def warnings_of(rows: list[dict], profile: Profile | None = None) -> list[str]:
     """Loud one-line warnings about rows whose numbers say little: most trials ended in ``error``, a repeat
-    is incomplete or repeat 1 is absent, trials are stale or tampered."""
+    is incomplete or repeat 1 is absent, trials are stale or tampered, or passed only on a try past the
+    report's pass@2."""
     profile = profile or AIDER
     out = []
     for row in rows:
@@ -502,6 +504,9 @@ def warnings_of(rows: list[dict], profile: Profile | None = None) -> list[str]:
         if row["tampered"]:
             out.append(f"{row['label']}: {row['tampered']} trial(s) tampered with their test report "
                        f"(counted as not {profile.verb}; evidence in report.json)")
+        if row.get("passed_late"):
+            out.append(f"{row['label']}: {row['passed_late']} trial(s) passed only on try 3 or later (a run with "
+                       f"tries=3 or more): pass@1 and pass@2 count them as not passed; see the matrix")
         if row["stale"]:
             out.append(f"{row['label']}: {row['stale']} stale trial(s) (another task version or agent definition),"
                        f" counted as not {profile.verb} until run again")

@@ -701,6 +701,17 @@ def cleanup(only_dead_owners: bool = True) -> int:
     return removed
 
 
+def boxes_left() -> bool:
+    """Whether any agent box (a container ``start_box`` made) exists on the engine, asked through the docker
+    CLI (no SDK import: a quick check for commands that start no container). False when the CLI is missing or
+    fails: the next trial's ``cleanup`` still removes what a killed run left."""
+    cli = shutil.which("docker")
+    if not cli:
+        return False
+    proc = subprocess.run([cli, "ps", "-aq", "--filter", f"label={LABEL}.box=1"], capture_output=True, text=True)
+    return proc.returncode == 0 and bool(proc.stdout.strip())
+
+
 def _alive(labels: dict[str, str], here: dict[str, str] | None = None) -> bool:
     """Whether the run that labelled a container may still be running: False only when it provably is not.
     ``labels`` are the container's, ``here`` this process's ``run_labels()`` (for tests)."""

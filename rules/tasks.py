@@ -565,13 +565,29 @@ def _runs(tier: str, agents: dict) -> dict:
     return out
 
 
-def _agent_problem(name: str, agents: dict, runs: dict, problem: str | None) -> str | None:
-    """Why ``agent=name`` cannot run here (a broken agents.toml, an unknown agent, a setting or a variable
-    without a value)."""
+def _settings_unused(names: list[str], agents: dict) -> str | None:
+    """Why the settings given on the command line do not fit the agents ``names`` (all known): a setting none of
+    them declares (``agent=noop model=X``) would be dropped without a word, and the run would not be the one
+    asked for. None when every given setting is one of theirs."""
+    held = {s.name for n in names for s in agents[n].settings}
+    extra = sorted(set(_settings_given(agents)) - held)
+    if not extra:
+        return None
+    theirs = ", ".join(sorted(held)) or "none"
+    return (f"{', '.join(f'{e}=' for e in extra)} is not a setting of {' or '.join(repr(n) for n in names)} "
+            f"(its settings: {theirs}); leave it out, or pick an agent that declares it")
+
+
+def _agent_problem(name: str, agents: dict, runs: dict, problem: str | None, settings: bool = True) -> str | None:
+    """Why ``agent=name`` cannot run here (a broken agents.toml, an unknown agent, a setting given that the
+    agent does not declare (unless not ``settings``), a setting or a variable without a value)."""
     if problem:
         return problem
     if name not in agents:
         return f"unknown agent {name!r}; agents defined in evals/agents.toml: {', '.join(sorted(agents))}"
+    unused = _settings_unused([name], agents) if settings else None
+    if unused:
+        return unused
     if isinstance(runs[name], str):
         return runs[name]
     try:
@@ -899,8 +915,10 @@ def _swe_plans(agents: dict, runs: dict, attempts: int) -> dict:
     asked = get_var("agents")
     if asked:
         names = [n.strip() for n in asked.split(",") if n.strip()]
-        problems = [_agent_problem(n, agents, runs, None) for n in names]
+        problems = [_agent_problem(n, agents, runs, None, settings=False) for n in names]
         problems = [p for p in problems if p]
+        if not problems and names:  # a setting is fine when one of the agents taking turns declares it
+            problems = [p for p in [_settings_unused(names, agents)] if p]
         if not names:
             plans["agents"] = "agents=: give the agents that take turns, e.g. agents=aider-a,aider-b"
         elif problems:
@@ -1037,8 +1055,13 @@ def task_regrade():
 
 
 def _report(tier: str) -> None:
+    from rules import sandbox
     from rules.report import write_report
 
+    # an agent box idles until removed: a run killed by Ctrl-C leaves its boxes up; the report (the end of every
+    # `doit run` and `doit report`) removes those of runs that are provably gone
+    if sandbox.boxes_left():
+        sandbox.cleanup()
     write_report(tier)
 
 
@@ -1067,11 +1090,22 @@ def task_report():
             task["actions"] = [(_fail, [plan])]
         else:
             task["task_dep"] = [f"eval:{plan[0]}"]
+    elif agent == "":
+        task["actions"] = [(_fail, ["agent=: give the name of an agent in evals/agents.toml (agent=noop); nothing "
+                                    "was run"])]
     elif agent:
         agents, problem = _agents()
         runs = _runs(tier, agents) if not problem else {}
-        problem = _agent_problem(agent, agents, runs, problem)
-        if problem:  # `doit run agent=X` runs the report task: the message says what was asked, not "report"
+        selection = [f"{n}=" for n in ("langs", "limit", "all") if get_var(n) is not None]
+        if problem:  # agents.toml itself: about every agent, not the one asked for
+            task["actions"] = [(_fail, [f"{problem}; nothing was run"])]
+        elif selection:
+            task["actions"] = [(_fail, [f"{', '.join(selection)} choose what `doit gen:{tier}` proves and publishes; "
+                                        f"a run covers every published task ({len(_published(tier))} here): leave "
+                                        f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
+                                        "(README.md, Commands); nothing was run"])]
+        elif (problem := _agent_problem(agent, agents, runs, None)):
+            # `doit run agent=X` runs the report task: the message says what was asked, not "report"
             task["actions"] = [(_fail, [f"agent={agent}: {problem}; nothing was run"])]
         else:
             task["task_dep"] = [f"eval:{runs[agent][1]}"]

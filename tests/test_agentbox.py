@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import resource
+import subprocess
 import sys
 from pathlib import Path
 
@@ -291,3 +292,25 @@ def test_a_work_tree_laid_anew_between_runs_gets_a_fresh_box(home, tmp_path):
         anew = box.run(look, work, t.run_dir / "c.log", labels)
         assert anew.output == "second\n" and box.fresh is True and "made anew" in box.note
     assert lab_containers(**{"lab.agent": "box-anew"}) == []
+
+
+@docker
+def test_the_report_removes_the_boxes_a_killed_run_left_up(home):
+    from rules import images, sandbox
+    from rules.config import Limits
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a run killed by Ctrl-C: its process is gone, its box idles on
+    gone = sandbox.start_box(images.GRADER, limits=Limits(cpus=1, memory=128 * 1024**2, pids=32, timeout=60),
+                             labels={"lab.pid": str(dead.pid), "lab.role": "box-test"})
+    live = sandbox.start_box(images.GRADER, limits=Limits(cpus=1, memory=128 * 1024**2, pids=32, timeout=60),
+                             labels={"lab.role": "box-test"})  # this process's: a run still going
+    try:
+        assert sandbox.boxes_left()
+        res = run_doit(home, "report", timeout=300)
+        assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+        left = set(lab_containers(**{"lab.role": "box-test"}))
+        assert gone.id[:12] not in left and live.id[:12] in left
+    finally:
+        sandbox.stop_box(gone)
+        sandbox.stop_box(live)

@@ -117,6 +117,22 @@ def test_doit_run_with_an_unknown_agent_or_a_missing_variable_says_what_is_neede
     assert not res.executed("eval:"), "nothing runs before the error"
 
 
+def test_doit_run_refuses_what_it_would_drop_without_a_word(tmp_path):
+    home = _home(tmp_path)
+    out = lambda res: res.stdout + res.stderr  # noqa: E731
+    res = run_doit(home, "agent=noop", "model=m1", timeout=120)  # model is aider's setting, not noop's
+    assert res.code != 0 and "model= is not a setting of 'noop' (its settings: none)" in out(res), out(res)
+    res = run_doit(home, "agent=noop", "langs=python", "limit=2", timeout=120)
+    assert res.code != 0 and "langs=, limit= choose what `doit gen:aider` proves and publishes" in out(res), out(res)
+    res = run_doit(home, "agent=", timeout=120)
+    assert res.code != 0 and "agent=: give the name of an agent" in out(res), out(res)
+    agents = home / "evals" / "agents.toml"
+    agents.write_text(agents.read_text() + '\n[broken]\nimage = "noop"\ncommand = ["true"]\ncontainer = "bogus"\n')
+    res = run_doit(home, "agent=noop", timeout=120)
+    assert res.code != 0 and "container" in out(res) and "agent=noop:" not in out(res), out(res)
+    assert not res.executed("eval:")
+
+
 # ---- settings: what changes an agent's behaviour is part of its identity ----
 
 TOMO = {"image": "noop", "command": ["tomo"], "env": ["TOMO_KEY"], "env_optional": ["TOMO_BASE"],

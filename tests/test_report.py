@@ -126,6 +126,16 @@ def test_tampered_is_counted_and_never_passed_with_its_evidence_kept():
     assert "the canary test was reported as passed" in html and 'class="o o-tampered"' in html
 
 
+def test_a_pass_on_a_third_try_is_not_pass_at_2_and_the_report_says_so():
+    late = _passing("python-ledger")
+    late["python-a"] = _res("pass", 3)  # a run with tries=3
+    r = build_report("aider", TASKS, [_run("late", {1: late})], generated="2025-01-02T03:04:05+00:00")
+    row = _row(r, "late")
+    assert row["pass_2"]["count"] == 1 and row["passed_late"] == 1
+    assert any(w.startswith("late: 1 trial(s) passed only on try 3 or later") for w in r["warnings"]), r["warnings"]
+    assert not any("try 3" in w for w in _fixed()["warnings"])
+
+
 def test_a_grading_reused_for_an_unchanged_tree_is_one_observation():
     graded = {"verdict": "tampered", "evidence": ["canary passed"], "timed_out": True}
     result = {"tries": [{"try": 1, "outcome": "tampered", "grade": graded},
