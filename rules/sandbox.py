@@ -476,6 +476,11 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         box.dead = box.dead or not box_alive(box)
     if not box.dead:
         left = _left_over(box)
+        for wait in (0.02, 0.05, 0.1, 0.2):  # a process killed a moment ago may still be on its way out: look again
+            if not left:
+                break
+            time.sleep(wait)
+            left = _left_over(box)
         if left:  # BOX_EXEC's kill could not reach it (another user's process): the whole box goes
             box.why_dead = f"a process outlived the command ({left[0][:80]})"
             _kill(box)
