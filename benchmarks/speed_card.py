@@ -40,7 +40,20 @@ a try's grading kept for a byte-identical tree), ``--cold --expect-counts``:
     no-op gen: median 0.203 s of [0.237, 0.204, 0.203, 0.203, 0.2]; one change (python-affine-cipher): 1.05 s, its
     proof 0.69 s, overhead 0.36 s; manifest counts as issue 10's table, every track.
 
-Every target met but the noop run (1.30 x against 1.1 x). Where its excess goes: a noop trial grades once (try 2's
+The same at 1a47b0f, with the agent container frozen between tries and checked for left-over processes (the
+red team's fixes: pause, unpause and ``docker top`` add ~0.04 s per try), load 1.5 to 4.8:
+
+    python      34 ex:   4.0 / 13.8   0.291   34 tasks: 17.9 /   7.6 [7.83, 7.38]   2.35   agent 0.10 grading 0.47 other 0.43
+    go          38 ex:  10.0 / 34.0   0.295   38 tasks: 24.4 /   9.5 [9.55, 9.49]   2.57   agent 0.11 grading 0.66 other 0.47
+    javascript  49 ex:  17.1 / 70.0   0.244   49 tasks: 39.9 /  23.9 [24.42, 23.3]  1.67   agent 0.10 grading 1.05 other 0.43
+    java        47 ex:  27.9 / 135.0  0.206   47 tasks: 63.7 /  62.2 [63.47, 60.89] 1.02   agent 0.10 grading 2.06 other 0.46
+    rust        30 ex:  30.0 / 49.2   0.610   30 tasks: 20.7 /  18.5 [18.14, 18.8]  1.12   agent 0.09 grading 0.83 other 0.38
+    cpp         26 ex:  54.3 / 134.2  0.404   26 tasks: 23.6 /  14.2 [13.98, 14.42] 1.66   agent 0.09 grading 1.22 other 0.41
+    total             143.3 / 436.2   0.329          190.2 / 135.8                  1.40
+    no-op gen: median 0.198 s; one change (python-affine-cipher): 1.10 s, its proof 0.72 s, overhead 0.38 s;
+    manifest counts as issue 10's table, every track.
+
+Every target met but the noop run (1.30 x, then 1.40 x with the hardening, against 1.1 x). Where its excess goes: a noop trial grades once (try 2's
 tree is try 1's), like the plain pass, and its gradings cost about the plain runs' (less for java and rust, a
 little more where fresh canaries make go and C++ compile the test package again); the excess is "other", ~0.32 s
 per trial, nearly all of it the agent's container: starting it (~0.17 s wall, ~0.19 CPU-s: measured here, a
