@@ -130,7 +130,8 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
     assert g.verdict in ("fail", "tampered") and not g.passed, g.output[-3000:]
     expect = {"report-rewritten-at-exit": "tampered", "expect-swapped": "tampered", "test-swapped": "tampered",
               "tests-skipped-by-only": "tampered", "report-forged-after-exit": "tampered"}
-    if name in expect:
+    cut_off = name == "report-forged-after-exit" and "jest.json is not valid JSON" in g.output
+    if name in expect and not cut_off:  # the forger killed mid-write leaves no report at all: a fail, no pass either
         assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
     if name == "grader-filesystem-patched":
         assert "PLANTED" not in g.output and g.output.count("REFUSED") == 7, g.output[-3000:]
