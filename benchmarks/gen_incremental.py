@@ -40,6 +40,50 @@ def git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
+def noop_reruns(home: Path, gen_args: list[str], runs: int) -> list[float]:
+    """Time ``doit gen:aider *gen_args`` ``runs`` times in the lab home ``home`` with nothing changed (seconds
+    each); stops when one of them proved anything."""
+    seconds = []
+    for _ in range(runs):
+        t, proc = doit(home, "gen:aider", *gen_args)
+        assert ".  prove:" not in proc.stdout, "a no-op run proved something"
+        seconds.append(t)
+    return seconds
+
+
+def one_change(home: Path, clone: Path, gen_args: list[str], lang: str | None = None, pull: bool = True) -> dict:
+    """The one-change rerun: touch the test file of the first published exercise (of track ``lang``, or any) in
+    the upstream clone ``clone``, commit, and time ``doit gen:aider *gen_args`` in the lab home ``home``: after
+    ``doit pull:aider`` of the new commit (``pull``), or with ``ref=`` of it given to gen (its fetch then counted).
+    Returns ``{"task", "seconds", "proof_seconds" (that exercise's new proof), "overhead_seconds", "proved"}``."""
+    manifest = json.loads((home / "evals/aider/manifest.json").read_text())
+    victim = next(e for e in manifest["tasks"] if e["status"] in ("kept", "free") and lang in (None, e["language"]))
+    track, slug = victim["language"], victim["exercise"]
+    cfg = json.loads((clone / track / "exercises/practice" / slug / ".meta/config.json").read_text())
+    test = clone / track / "exercises/practice" / slug / cfg["files"]["test"][0]
+    test.write_text(test.read_text() + "\n")
+    git(clone, "commit", "-qam", f"benchmark: touch {victim['task']}")
+    ref = f"ref={git(clone, 'rev-parse', 'HEAD')}"
+    if pull:
+        doit(home, "pull:aider", f"upstream={clone}", ref)
+    t, proc = doit(home, "gen:aider", *gen_args, *([] if pull else [ref]))
+    proved = [line for line in proc.stdout.splitlines() if line.startswith(".  prove:")]
+    proof = json.loads((home / ".lab" / "build" / "aider" / victim["task"] / "proof.json").read_text())
+    return {"task": victim["task"], "seconds": round(t, 2), "proof_seconds": proof["seconds"],
+            "overhead_seconds": round(t - proof["seconds"], 2), "proved": proved}
+
+
+def clean_up(scratch: Path, keep: bool, volume: str | None = None) -> None:
+    """A benchmark's end: remove its docker ``volume`` (if any), and its ``scratch`` folder unless ``keep``
+    (then say where it is)."""
+    if volume:
+        subprocess.run(["docker", "volume", "rm", "-f", volume], capture_output=True)
+    if keep:
+        print(f"kept {scratch}")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--upstream", required=True, help="a local clone (or git URL) of the polyglot benchmark")
@@ -74,34 +118,18 @@ def main() -> None:
     results["exercises"] = len(proven)
     print(f"cold: {t:.1f}s for {len(proven)} exercises: {manifest['counts']}", flush=True)
 
-    noops = []
-    for _ in range(args.noop_runs):
-        t, proc = doit(home, "gen:aider", *common)
-        assert ".  prove:" not in proc.stdout, "a no-op run proved something"
-        noops.append(t)
+    noops = noop_reruns(home, common, args.noop_runs)
     results["noop_seconds_median"] = round(statistics.median(noops), 3)
     print(f"no-op: median {statistics.median(noops):.3f}s of {[round(x, 3) for x in noops]}", flush=True)
 
-    victim = next(e for e in proven if e["status"] in ("kept", "free"))
-    lang, slug = victim["language"], victim["exercise"]
-    cfg = json.loads((clone / lang / "exercises/practice" / slug / ".meta/config.json").read_text())
-    test = clone / lang / "exercises/practice" / slug / cfg["files"]["test"][0]
-    test.write_text(test.read_text() + "\n")
-    git(clone, "commit", "-qam", f"benchmark: touch {victim['task']}")
-    t, proc = doit(home, "gen:aider", *common, f"ref={git(clone, 'rev-parse', 'HEAD')}")
-    proved = [line for line in proc.stdout.splitlines() if line.startswith(".  prove:")]
-    proof = json.loads((home / ".lab/build/aider" / victim["task"] / "proof.json").read_text())
-    results["one_change_seconds"] = round(t, 2)
-    results["one_change_proof_seconds"] = proof["seconds"]
-    results["one_change_overhead_seconds"] = round(t - proof["seconds"], 2)
-    print(f"one change ({victim['task']}): {t:.2f}s, of which its proof {proof['seconds']:.2f}s, "
-          f"overhead {t - proof['seconds']:.2f}s; proved again: {proved}", flush=True)
+    one = one_change(home, clone, common, pull=False)
+    results["one_change_seconds"] = one["seconds"]
+    results["one_change_proof_seconds"] = one["proof_seconds"]
+    results["one_change_overhead_seconds"] = one["overhead_seconds"]
+    print(f"one change ({one['task']}): {one['seconds']:.2f}s, of which its proof {one['proof_seconds']:.2f}s, "
+          f"overhead {one['overhead_seconds']:.2f}s; proved again: {one['proved']}", flush=True)
     print(json.dumps(results, indent=2))
-    if not args.keep:
-        shutil.rmtree(scratch, ignore_errors=True)
-    else:
-        print(f"kept {scratch}")
-
+    clean_up(scratch, args.keep)
 
 if __name__ == "__main__":
     main()

@@ -87,7 +87,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_incremental import doit, git  # noqa: E402  (benchmarks/ is the script's folder)
+from gen_incremental import clean_up, doit, git  # noqa: E402  (benchmarks/ is the script's folder)
 from prove_vs_plain import plain_command  # noqa: E402
 
 PLAIN_VOLUME = "lab-bench-nvp-cache"  # the plain script's build caches (its own: another benchmark may run)
@@ -255,11 +255,7 @@ def main() -> None:
               f"{results['load_after']}: other work on the machine)", flush=True)
         print(json.dumps(results, indent=2))
     finally:
-        subprocess.run(["docker", "volume", "rm", "-f", PLAIN_VOLUME], capture_output=True)
-        if not args.keep:
-            shutil.rmtree(scratch, ignore_errors=True)
-        else:
-            print(f"kept {scratch}")
+        clean_up(scratch, args.keep, PLAIN_VOLUME)
 
 
 if __name__ == "__main__":

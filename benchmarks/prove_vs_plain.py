@@ -35,7 +35,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from gen_incremental import doit, git  # noqa: E402  (benchmarks/ is the script's folder)
+from gen_incremental import clean_up, doit, git, noop_reruns, one_change  # noqa: E402  (benchmarks/ is the script's folder)
 
 PLAIN_VOLUME = "lab-bench-plain-cache"
 
@@ -103,25 +103,6 @@ def plain_track(builds: list[Path], jobs: int, image: str) -> tuple[float, int, 
     return seconds, len(runs), failed
 
 
-def one_change(home: Path, clone: Path, lang: str, gen_args: list[str]) -> dict:
-    """The one-change rerun: touch the test file of the first published ``lang`` exercise in the upstream clone
-    ``clone``, commit, pull it into the lab home ``home`` and time ``doit gen:aider *gen_args``. Returns
-    ``{"task", "seconds", "proof_seconds" (that exercise's new proof), "overhead_seconds", "proved"}``."""
-    manifest = json.loads((home / "evals/aider/manifest.json").read_text())
-    victim = next(e for e in manifest["tasks"] if e["status"] in ("kept", "free") and e["language"] == lang)
-    slug = victim["exercise"]
-    cfg = json.loads((clone / lang / "exercises/practice" / slug / ".meta/config.json").read_text())
-    test = clone / lang / "exercises/practice" / slug / cfg["files"]["test"][0]
-    test.write_text(test.read_text() + "\n")
-    git(clone, "commit", "-qam", f"benchmark: touch {victim['task']}")
-    doit(home, "pull:aider", f"upstream={clone}", f"ref={git(clone, 'rev-parse', 'HEAD')}")
-    t, proc = doit(home, "gen:aider", *gen_args)
-    proved = [line for line in proc.stdout.splitlines() if line.startswith(".  prove:")]
-    proof = json.loads((home / ".lab" / "build" / "aider" / victim["task"] / "proof.json").read_text())
-    return {"task": victim["task"], "seconds": round(t, 2), "proof_seconds": proof["seconds"],
-            "overhead_seconds": round(t - proof["seconds"], 2), "proved": proved}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--upstream", required=True, help="a local clone of the polyglot benchmark")
@@ -175,25 +156,17 @@ def main() -> None:
 
     common = [*select, f"langs={','.join(langs)}", f"jobs={args.jobs}"]
     doit(home, "gen:aider", *common)  # the selection changed (all tracks now): publishing again, not counted
-    noops = []
-    for _ in range(args.noop_runs):
-        t, proc = doit(home, "gen:aider", *common)
-        assert ".  prove:" not in proc.stdout, "a no-op run proved something"
-        noops.append(t)
+    noops = noop_reruns(home, common, args.noop_runs)
     results["noop_seconds"] = [round(x, 3) for x in noops]
     results["noop_seconds_median"] = round(statistics.median(noops), 3)
     print(f"no-op: median {statistics.median(noops):.3f}s of {results['noop_seconds']}", flush=True)
 
-    results["one_change"] = one = one_change(home, clone, langs[0], common)
+    results["one_change"] = one = one_change(home, clone, common, langs[0])
     print(f"one change ({one['task']}): {one['seconds']:.2f}s, of which its proof {one['proof_seconds']:.2f}s, "
           f"overhead {one['overhead_seconds']:.2f}s; proved again: {one['proved']}", flush=True)
     results["manifest"] = str(home / "evals/aider/manifest.json")
     print(json.dumps(results, indent=2))
-    subprocess.run(["docker", "volume", "rm", "-f", PLAIN_VOLUME], capture_output=True)
-    if not args.keep:
-        shutil.rmtree(scratch, ignore_errors=True)
-    else:
-        print(f"kept {scratch}")
+    clean_up(scratch, args.keep, PLAIN_VOLUME)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import noop_vs_plain  # noqa: E402  (benchmarks/ is the script's folder)
 import prove_vs_plain  # noqa: E402
-from gen_incremental import doit, git  # noqa: E402
+from gen_incremental import clean_up, doit, git, noop_reruns, one_change  # noqa: E402
 
 ALL_TRACKS = "python,go,javascript,java,rust,cpp"
 # Issue 10's thread, "Measured on the real benchmark" (upstream 7e0611e, every track proven with the hardened
@@ -204,17 +204,13 @@ def main() -> None:
         home = new_home("home")
         common = [*select, f"langs={','.join(langs)}", f"jobs={args.jobs}"]
         doit(home, "gen:aider", *common)
-        noops = []
-        for _ in range(args.noop_runs):
-            t, proc = doit(home, "gen:aider", *common)
-            assert ".  prove:" not in proc.stdout, "a no-op run proved something"
-            noops.append(t)
+        noops = noop_reruns(home, common, args.noop_runs)
         out["noop_gen"] = {"seconds": [round(x, 3) for x in noops], "median": round(statistics.median(noops), 3),
                            "load": noop_vs_plain.load()}
         manifest = json.loads((home / "evals" / "aider" / "manifest.json").read_text())
         counts = track_counts(manifest)
         out["counts"] = counts
-        out["one_change"] = one = prove_vs_plain.one_change(home, clone, langs[0], common)
+        out["one_change"] = one = one_change(home, clone, common, langs[0])
         out["load_after"] = noop_vs_plain.load()
 
         checks = [("cold proof, total", f"<= {TARGETS['proof_total']} x", tot["proof"]["ratio"],
@@ -241,11 +237,7 @@ def main() -> None:
             print(f"  [{'met' if ok else 'MISSED'}] {w}: {m} (target {t_})")
         print(json.dumps(out, indent=2))
     finally:
-        subprocess.run(["docker", "volume", "rm", "-f", volume], capture_output=True)
-        if args.keep:
-            print(f"kept {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
+        clean_up(scratch, args.keep, volume)
 
 
 if __name__ == "__main__":
