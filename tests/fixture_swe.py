@@ -87,3 +87,24 @@ def write_swe_suite(home: Path, root: Path) -> None:
     (home / "evals" / "swe").mkdir(parents=True, exist_ok=True)
     (home / "evals" / "swe" / "suite.toml").write_text(
         SUITE.format(dataset=root / "data.jsonl", repos=root / "repos"))
+
+
+def calc_env(**more):
+    """The swe tier's environment for the calc fixture (``more``: other ``swebench.Env`` fields)."""
+    from rules import swebench
+
+    return swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
+                        setup_source=False, **more)
+
+
+def lay_rendered(rendered, dest: Path) -> Path:
+    """Write a rendered swe task's files to ``dest/task`` and lay its work tree (its setup.sh) at ``dest/work``;
+    returns the work tree."""
+    task = dest / "task"
+    for rel, (data, mode) in rendered.task_files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+        (task / rel).chmod(mode)
+    tree = dest / "work"
+    subprocess.run(["sh", str(task / "setup.sh"), str(tree)], check=True)
+    return tree

@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit, write_suite  # noqa: E402
-from fixture_swe import BASE, FIXED_SOURCE, make_calc  # noqa: E402
+from fixture_swe import BASE, FIXED_SOURCE, calc_env, lay_rendered, make_calc  # noqa: E402
 from fixture_upstream import make_upstream  # noqa: E402
 from honest_kit import REPORT_FLOOD, reports_handed_over  # noqa: E402
 
@@ -161,16 +161,8 @@ def test_a_work_tree_with_odd_files_becomes_a_patch_that_lays_it_whole(tmp_path,
     from rules.upstream import apply_patch
 
     repos, records = make_calc(tmp_path / "src")
-    env = swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
-                       setup_source=False)
-    rendered = swebench.render(swebench._instance(records[0]), env, str(repos))
-    task = tmp_path / "task"
-    for rel, (data, mode) in rendered.task_files.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_bytes(data)
-        (task / rel).chmod(mode)
-    work = tmp_path / "work"
-    lay_work_tree(task, work)
+    rendered = swebench.render(swebench._instance(records[0]), calc_env(), str(repos))
+    task, work = tmp_path / "task", lay_rendered(rendered, tmp_path)
     files = {b"calc/__init__.py": FIXED_SOURCE.encode(), b"calc/latin.py": b"# caf\xe9\nx = 1\n",
              b"README.md": b"calc \xff\xfe\n", b"calc/\xffodd.py": b"x = 1\n", b"calc/new\nline.py": b"y = 2\n",
              b"calc/blob.bin": bytes(range(256)) * 4}
@@ -219,20 +211,11 @@ def test_a_work_tree_change_reaches_the_grading_as_made(tmp_path, name):
     as the agent's)."""
     import subprocess
 
-    from rules.prove import lay_work_tree
     from rules.trial import graded_tree
 
     repos, records = make_calc(tmp_path / "src")
-    env = swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
-                       setup_source=False)
-    rendered = swebench.render(swebench._instance(records[0]), env, str(repos))
-    task = tmp_path / "task"
-    for rel, (data, mode) in rendered.task_files.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_bytes(data)
-        (task / rel).chmod(mode)
-    work = tmp_path / "work"
-    lay_work_tree(task, work)
+    rendered = swebench.render(swebench._instance(records[0]), calc_env(), str(repos))
+    task, work = tmp_path / "task", lay_rendered(rendered, tmp_path)
     CHANGES[name](work)
     tree, note = graded_tree(task, work, tmp_path / "graded")
     assert note == ""
@@ -659,8 +642,7 @@ def test_the_agents_test_cmd_runs_the_pre_existing_tests_as_the_grading_does(tmp
     puts the work tree's folder on the path absolutely (tests that run pytest again from another folder import
     the work tree's copy, not none: the agent's image has no installed copy)."""
     repos, records = make_calc(tmp_path / "src")
-    env = swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
-                       setup_source=False, pythonpath=".", prepare=("printf 'v = \"{version}\"\\n' > calc/_v.py",))
+    env = calc_env(pythonpath=".", prepare=("printf 'v = \"{version}\"\\n' > calc/_v.py",))
     meta = swebench.render(swebench._instance(records[0]), env, str(repos)).meta
     assert meta["test_cmd"] == ("printf 'v = \"0.1\"\\n' > calc/_v.py && PYTHONPATH=/work python -m pytest -rA "
                                 "-p no:cacheprovider tests/test_calc.py"), meta["test_cmd"]

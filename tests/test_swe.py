@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_doit, write_suite
 from fixture_upstream import make_upstream
-from fixture_swe import FIXED_SOURCE, HINT, ISSUE, make_calc, write_swe_suite
+from fixture_swe import FIXED_SOURCE, HINT, ISSUE, calc_env as _env, lay_rendered as _lay, make_calc, write_swe_suite
 from rules import swebench
 from rules.tier import Rejected
 
@@ -52,22 +52,6 @@ def test_predictions_are_read_in_the_three_shapes(tmp_path):
 def calc(tmp_path):
     repos, records = make_calc(tmp_path / "src")
     return repos, {r["instance_id"]: swebench._instance(r) for r in records}
-
-
-def _env():
-    return swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
-                        setup_source=False)
-
-
-def _lay(rendered, dest: Path) -> Path:
-    task = dest / "task"
-    for rel, (data, mode) in rendered.task_files.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_bytes(data)
-        (task / rel).chmod(mode)
-    tree = dest / "work"
-    subprocess.run(["sh", str(task / "setup.sh"), str(tree)], check=True)
-    return tree
 
 
 def test_work_tree_is_the_base_commit_alone_with_no_history_after_it(calc, tmp_path):
