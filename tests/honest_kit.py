@@ -2,6 +2,8 @@
 and a work tree graded with its solution file replaced by an adversarial one."""
 from __future__ import annotations
 
+import textwrap
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,3 +92,19 @@ def reports_handed_over(monkeypatch) -> dict[str, int]:
 
     monkeypatch.setattr(rules.grade, "_graded", spy)
     return seen
+
+
+# A Python solution's forgery from inside pytest's own process: every test's report says passed, and the JUnit
+# writer drops failures (the python track's and the swe tier's graders both run pytest in the solution's process).
+PYTEST_RUNNER_PATCH = textwrap.dedent('''\
+    import _pytest.junitxml, _pytest.reports
+    _original = _pytest.reports.TestReport.from_item_and_call.__func__
+
+    def _from_item_and_call(cls, item, call):
+        report = _original(cls, item, call)
+        report.outcome, report.longrepr = "passed", None
+        return report
+
+    _pytest.reports.TestReport.from_item_and_call = classmethod(_from_item_and_call)
+    _pytest.junitxml._NodeReporter.append_failure = lambda self, report: None
+    ''')

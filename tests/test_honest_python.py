@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from honest_kit import REPORT_FLOOD, prove_fixture, reports_handed_over  # noqa: E402
+from honest_kit import PYTEST_RUNNER_PATCH, REPORT_FLOOD, prove_fixture, reports_handed_over  # noqa: E402
 from honest_kit import grade_solution as kit_grade_solution  # noqa: E402
 
 pytestmark = pytest.mark.docker
@@ -53,18 +53,7 @@ FORGERIES = {
         unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
         '''),
     # pytest's own reporting patched: every test's report says passed, and the JUnit writer drops failures
-    "runner-internals-patched": WRONG + textwrap.dedent('''\
-        import _pytest.junitxml, _pytest.reports
-        _original = _pytest.reports.TestReport.from_item_and_call.__func__
-
-        def _from_item_and_call(cls, item, call):
-            report = _original(cls, item, call)
-            report.outcome, report.longrepr = "passed", None
-            return report
-
-        _pytest.reports.TestReport.from_item_and_call = classmethod(_from_item_and_call)
-        _pytest.junitxml._NodeReporter.append_failure = lambda self, report: None
-        '''),
+    "runner-internals-patched": WRONG + PYTEST_RUNNER_PATCH,
     # fewer tests registered: every class defined from now on loses its failing test methods
     "tests-unregistered": WRONG + textwrap.dedent('''\
         import builtins

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit, write_suite  # noqa: E402
 from fixture_swe import BASE, FIXED_SOURCE, calc_env, lay_rendered, make_calc  # noqa: E402
 from fixture_upstream import make_upstream  # noqa: E402
-from honest_kit import REPORT_FLOOD, reports_handed_over  # noqa: E402
+from honest_kit import PYTEST_RUNNER_PATCH, REPORT_FLOOD, reports_handed_over  # noqa: E402
 
 from rules import swebench  # noqa: E402
 from rules.config import Suite  # noqa: E402
@@ -429,18 +429,7 @@ FAKE_PYTEST = textwrap.dedent('''\
     open(out, "w").write(f'<testsuites><testsuite tests="{len(cases)}" failures="0">{"".join(cases)}</testsuite></testsuites>')
     sys.exit(0)
     ''')
-RUNNER_PATCHED = WRONG + textwrap.dedent('''\
-    import _pytest.junitxml, _pytest.reports
-    _original = _pytest.reports.TestReport.from_item_and_call.__func__
-
-    def _from_item_and_call(cls, item, call):
-        report = _original(cls, item, call)
-        report.outcome, report.longrepr = "passed", None
-        return report
-
-    _pytest.reports.TestReport.from_item_and_call = classmethod(_from_item_and_call)
-    _pytest.junitxml._NodeReporter.append_failure = lambda self, report: None
-    ''')
+RUNNER_PATCHED = WRONG + PYTEST_RUNNER_PATCH
 EXTRA_REPORT = WRONG + textwrap.dedent('''\
     import os
     for d in ("/tmp/lab-out", "/tmp/lab-out/more"):
