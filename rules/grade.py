@@ -227,7 +227,7 @@ def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_
         report_dir.mkdir(mode=0o700)
         mounts = _mounts(task_dir, {SRC_TARGET: work_tree}, report_dir, cache_volume, cache_writable)
         env = {"LAB_CANARY_FAIL": tokens[0], "LAB_CANARY_PASS": tokens[1]} if tokens else {}
-        res = sandbox.run(image, ["bash", "/task/check.sh"], mounts=mounts, env=env, network="none",
+        res = sandbox.run(image, ["bash", "/task/check.sh"], mounts=mounts, env=env, network=sandbox.NULL,
                           limits=limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
                           tmpfs=TMPFS, capabilities=CAPABILITIES)
         return _graded(meta, report_dir, want=want, tokens=tokens, limits=limits, exit_code=res.exit_code,
@@ -309,7 +309,7 @@ def grade_proof(task_dir: Path, reference_tree: Path, stub_tree: Path, *, image:
                          cache_volume, True)
         env = {"LAB_CANARY_FAIL_1": tokens[0][0], "LAB_CANARY_PASS_1": tokens[0][1],
                "LAB_CANARY_FAIL_2": tokens[1][0], "LAB_CANARY_PASS_2": tokens[1][1]}
-        res = sandbox.run(image, ["bash", "-c", PAIR_DRIVER], mounts=mounts, env=env, network="none",
+        res = sandbox.run(image, ["bash", "-c", PAIR_DRIVER], mounts=mounts, env=env, network=sandbox.NULL,
                           limits=pair_limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
                           tmpfs=TMPFS, capabilities=CAPABILITIES)
         grades = []
@@ -417,7 +417,7 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
         env = {}
         for n, (fail, ok) in enumerate(tokens, 1):
             env[f"LAB_CANARY_FAIL_{n}"], env[f"LAB_CANARY_PASS_{n}"] = fail, ok
-        res = sandbox.run(image, ["bash", "-c", BATCH_DRIVER], mounts=mounts, env=env, network="none",
+        res = sandbox.run(image, ["bash", "-c", BATCH_DRIVER], mounts=mounts, env=env, network=sandbox.NULL,
                           limits=limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
                           tmpfs=TMPFS, capabilities=CAPABILITIES)
         batch_out = _read(report_dir / "batch.out", BATCH_LOG_CAP)

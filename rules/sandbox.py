@@ -10,6 +10,10 @@ Two ways to run a command: ``run`` starts a fresh container for it and removes i
 ``box_exec`` runs one command after another (~0.05 s each), each with the container's environment, user and
 working directory; ``stop_box`` removes it. A trial's agent runs in one box for all its tries.
 
+No network: ``network="none"`` is Docker's own (a new network namespace per container, ~80 ms of CPU to make
+and tear down, measured here); ``NULL`` (what lab's graders and network-less agents use) is as network-less, in
+a namespace lab keeps per worker thread and role and lends to one container after another (``_null_network``).
+
 Errors: ``SandboxError`` for anything the engine refused or could not do (no engine, missing image, failed
 build). Its message names the thing and the fix. A command that fails *inside* a container is not an error:
 it is a ``RunResult`` with a non-zero exit code.
@@ -21,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,6 +222,117 @@ def _cap(data: bytes, cap: int = OUTPUT_CAP, elided: int = 0) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+# ---- the null network: a loopback-only network namespace per worker thread and role, lent out in turn ----
+
+NULL = "lab-null"  # a network mode of lab's own for ``run`` and ``start_box``: no network, see ``_null_network``
+_holders: dict[tuple[int, str], str] = {}  # (thread id, role) -> the id of the container holding the namespace
+_holders_lock = threading.Lock()
+_no_holder: set[str] = set()  # images that cannot hold one (no /bin/sh): their containers get "none"
+
+
+def _null_network(image: str, role: str) -> str:
+    """The Docker network mode for a container of ``image`` asked to run with ``NULL``: ``container:<id>`` of a
+    holder, an idle container with ``network_mode="none"`` (loopback only) kept for this thread and ``role``
+    (the ``lab.role`` label: graders and agents never share one), started on first use; ``"none"`` when no
+    holder can be started (an image without ``/bin/sh``).
+
+    Why it is as good as "none": a holder's namespace has no interface but its own loopback, like Docker's. It is
+    lent to one container at a time (a thread starts its containers one after another, and ``run`` and
+    ``stop_box`` remove theirs, killing every process in them, before they return), so nothing of a container
+    (a process, a socket) is left in it when the next one starts; without CAP_NET_ADMIN (Docker's default set
+    lacks it, the graders drop every capability) and with /proc/sys read-only, no container can change the
+    namespace's settings. Why: Docker makes and destroys a network namespace for every "none" container, ~80 ms
+    of CPU of the ~170 ms a container's start and removal costs (measured on this machine kind: 184 vs 95 ms).
+    The holders of a process are removed when it exits; those of a killed run by ``cleanup``."""
+    if image in _no_holder:
+        return "none"
+    key = (threading.get_ident(), role)
+    holder = _holders.get(key)
+    if holder is None:
+        try:
+            holder = _start_holder(image, role)
+        except SandboxError:
+            _no_holder.add(image)
+            return "none"
+        with _holders_lock:
+            if not _holders:
+                import atexit
+                atexit.register(_stop_holders)
+            _holders[key] = holder
+    return f"container:{holder}"
+
+
+def _start_holder(image: str, role: str) -> str:
+    """Start a holder (``_null_network``) of ``image`` for ``role``; its id. Its labels are lab's and its run's
+    only: the image's own (an agent image's ``lab.agent``) are blanked, since it outlives the containers it
+    serves and is nobody's. Raises SandboxError when the engine refuses."""
+    c = client()
+    try:
+        blank = {k: "" for k in (c.api.inspect_image(image).get("Config") or {}).get("Labels") or {}}
+        container = c.containers.create(
+            image, None, entrypoint=["sh", "-c", BOX_IDLE], stdin_open=True, detach=True, network_mode="none",
+            labels={**blank, LABEL: "1", **run_labels(), f"{LABEL}.box": "1", "lab.role": "null-network",
+                    "lab.for": role},
+            read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], pids_limit=8,
+            mem_limit=32 * 1024**2, memswap_limit=32 * 1024**2, nano_cpus=int(0.1e9),
+            log_config=docker.types.LogConfig(type="none"))
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"cannot create a network holder of {image!r}: {exc}") from None
+    try:
+        container.start()
+    except docker.errors.APIError as exc:
+        try:
+            container.remove(force=True)
+        except docker.errors.APIError:
+            pass
+        raise SandboxError(f"cannot start a network holder of {image!r}: {exc}") from None
+    return container.id
+
+
+def _holder_gone(network: str) -> bool:
+    """Whether ``network`` is a holder's (``container:<id>`` in ``_holders``) that no longer runs; if so, it is
+    forgotten (the next ``_null_network`` starts another). A holder may be removed under a run by another
+    process's ``cleanup(only_dead_owners=False)``."""
+    if not network.startswith("container:"):
+        return False
+    holder = network.split(":", 1)[1]
+    with _holders_lock:
+        keys = [k for k, v in _holders.items() if v == holder]
+    if not keys:
+        return False
+    try:
+        running = bool(client().api.inspect_container(holder).get("State", {}).get("Running"))
+    except docker.errors.NotFound:
+        running = False
+    if running:
+        return False
+    with _holders_lock:
+        for k in keys:
+            _holders.pop(k, None)
+    try:
+        client().api.remove_container(holder, force=True)
+    except docker.errors.APIError:
+        pass
+    return True
+
+
+def _stop_holders() -> None:
+    """Remove this process's network holders (at its exit)."""
+    with _holders_lock:
+        holders = list(_holders.values())
+        _holders.clear()
+    for holder in holders:
+        try:
+            client().api.remove_container(holder, force=True)
+        except Exception:  # noqa: BLE001  (at exit: the engine may be gone; cleanup() removes it later)
+            pass
+
+
+def _network(network: str, image: str, labels: dict[str, str] | None) -> str:
+    """The Docker network mode for ``network`` (``NULL`` resolved by ``_null_network``)."""
+    return _null_network(image, (labels or {}).get("lab.role", "")) if network == NULL else network
+
+
 def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
             network: str = "none", limits: Limits = Limits(), workdir: str | None = None,
             labels: dict[str, str] | None = None, user: str | None = None, read_only: bool = False,
@@ -228,11 +344,12 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     c = client()
     LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
     all_labels = {LABEL: "1", **run_labels(), **(labels or {})}
+    mode = _network(network, image, labels)
     docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
                      for m in mounts]
     try:
         return c.containers.create(
-            image, command, detach=True, environment=env or {}, network_mode=network, mounts=docker_mounts,
+            image, command, detach=True, environment=env or {}, network_mode=mode, mounts=docker_mounts,
             working_dir=workdir, labels=all_labels, user=user, stdin_open=stdin_open, read_only=read_only,
             tmpfs=tmpfs or None,
             **({"entrypoint": entrypoint} if entrypoint is not None else {}),
@@ -244,7 +361,38 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     except docker.errors.ImageNotFound:
         raise SandboxError(f"image {image!r} is missing; build it with `doit image`") from None
     except docker.errors.APIError as exc:
+        if network == NULL and _holder_gone(mode):
+            return _create(image, command, mounts=mounts, env=env, network=network, limits=limits, workdir=workdir,
+                           labels=labels, user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities,
+                           entrypoint=entrypoint, stdin_open=stdin_open)
         raise SandboxError(f"cannot create a container of {image!r}: {exc}") from None
+
+
+def _start(container, network: str, recreate) -> object:
+    """Start ``container``; when that fails because its ``NULL`` network's holder is gone, remove it and start
+    ``recreate()`` (a new container on a new holder) instead. Returns the started container; raises the
+    engine's APIError otherwise."""
+    try:
+        container.start()
+        return container
+    except docker.errors.APIError:
+        mode = container.attrs.get("HostConfig", {}).get("NetworkMode", "")
+        if network != NULL or not _holder_gone(mode):
+            raise
+    try:
+        container.remove(force=True)
+    except docker.errors.APIError:
+        pass
+    container = recreate()
+    try:
+        container.start()
+    except docker.errors.APIError:
+        try:
+            container.remove(force=True)
+        except docker.errors.APIError:
+            pass
+        raise
+    return container
 
 
 def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -255,7 +403,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
     ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e. ``"container:<id>"``:
-    join the network namespace of a service started with ``start_service``). ``limits`` caps CPUs, memory (no
+    join the network namespace of a service started with ``start_service``) or ``NULL`` (no network, like "none",
+    in the loopback-only namespace this thread keeps for the ``lab.role`` label: ``_null_network``). ``limits`` caps CPUs, memory (no
     swap), processes and wall-clock seconds; at the timeout the whole container is killed (every process in it),
     and the result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk;
     the result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.
@@ -270,14 +419,17 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     """
     import requests.exceptions
 
-    container = _create(image, command, mounts=mounts, env=env, network=network, limits=limits, workdir=workdir,
-                        labels=labels, user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities)
+    def create():
+        return _create(image, command, mounts=mounts, env=env, network=network, limits=limits, workdir=workdir,
+                       labels=labels, user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities)
+
+    container = create()
     start = time.monotonic()
     timed_out = False
     exit_code: int | None = None
     try:
         try:
-            container.start()
+            container = _start(container, network, create)
         except docker.errors.APIError as exc:
             raise StartError(f"cannot start a container of {image!r}: {exc}") from None
         try:
@@ -340,6 +492,8 @@ class Box:
     since: int = 0  # epoch seconds, a little before the box was created: where its OOM events start
     ooms: int = 0
     paused: bool = False  # frozen between commands (``box_exec``): nothing in it runs while lab reads its folders
+    procs: str | None = None  # its cgroup's process list on this host, when lab can read it (``_procs_file``)
+    init: int = 0  # its PID 1 as this host sees it (with ``procs``)
 
 
 def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -355,19 +509,74 @@ def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] |
     Raises SandboxError when the image is missing or the container cannot be created, StartError when it
     cannot start (an image without ``/bin/sh`` cannot hold a box: run its commands with ``run`` instead)."""
     since = int(time.time()) - 1
-    container = _create(image, None, entrypoint=["sh", "-c", BOX_IDLE], stdin_open=True, mounts=mounts, env=env,
-                        network=network,
-                        limits=limits, workdir=workdir, labels={f"{LABEL}.box": "1", **(labels or {})}, user=user,
-                        read_only=read_only, tmpfs=tmpfs, capabilities=capabilities)
+
+    def create():
+        return _create(image, None, entrypoint=["sh", "-c", BOX_IDLE], stdin_open=True, mounts=mounts, env=env,
+                       network=network, limits=limits, workdir=workdir, labels={f"{LABEL}.box": "1", **(labels or {})},
+                       user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities)
+
+    container = create()
     box = Box(id=container.id, image=image, image_id=container.attrs.get("Image", ""), workdir=workdir, user=user,
               since=since)
     try:
-        container.start()
+        container = _start(container, network, create)
+        box.id = container.id
     except docker.errors.APIError as exc:
         stop_box(box)
         hint = " (the image has no /bin/sh to keep a box alive)" if "sh" in str(exc) and "not found" in str(exc) else ""
         raise StartError(f"cannot start a container of {image!r}{hint}: {exc}") from None
+    box.procs, box.init = _procs_file(box.id)
     return box
+
+
+def _procs_file(container_id: str) -> tuple[str | None, int]:
+    """The ``cgroup.procs`` file listing the processes of the running container ``container_id`` as this process
+    sees them, and the pid of its PID 1 here; (None, 0) when lab cannot read it reliably (a remote engine, lab in another pid namespace, an unknown
+    cgroup layout): then ``_left_over`` asks the engine (``docker top``, ~10 ms and a ``ps`` on the engine's host,
+    against ~0.3 ms here). Found from the container's PID 1 (the engine's ``State.Pid``): its
+    ``/proc/<pid>/cgroup`` must name the container's full id, and the file must list that pid."""
+    try:
+        pid = int(client().api.inspect_container(container_id)["State"]["Pid"])
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except (docker.errors.APIError, KeyError, ValueError, OSError):
+        return None, 0
+    for line in lines:  # "<n>:<controllers>:<path>"; cgroup v2: "0::<path>"
+        _, controllers, path = line.split(":", 2)
+        if container_id not in path or (controllers and "pids" not in controllers.split(",")):
+            continue
+        root = Path("/sys/fs/cgroup") if not controllers else Path("/sys/fs/cgroup/pids")
+        procs = root / path.lstrip("/") / "cgroup.procs"
+        try:
+            if str(pid) in procs.read_text().split():
+                return str(procs), pid
+        except OSError:
+            pass
+    return None, 0
+
+
+def _top_here(procs: str, init: int) -> dict | None:
+    """``docker top``'s answer (``{"Titles": ["PID", "PPID", "CMD"], "Processes": [[pid, ppid, command line],
+    ...]}``, a zombie's command line ending in ``<defunct>`` as ``ps`` shows it) from the cgroup's process list
+    ``procs`` and ``/proc``, the container's PID 1 (``init``, this host's pid) first and the others by pid (the
+    list's own order is not defined; ``left_over_in`` takes the first process whose parent is outside for PID 1,
+    and an exec'd process's parent is outside too); None when the list cannot be read (the container is gone). A
+    process that ends while it is read is left out, as ``ps`` would."""
+    try:
+        pids = sorted(Path(procs).read_text().split(), key=lambda p: (p != str(init), int(p)))
+    except (OSError, ValueError):
+        return None
+    rows = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
+        cmd = cmdline.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace") or f"[{name}]"
+        rows.append([pid, ppid, f"[{name}] <defunct>" if state == "Z" else cmd])
+    return {"Titles": ["PID", "PPID", "CMD"], "Processes": rows}
 
 
 class _Capped:
@@ -498,11 +707,14 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
 
 def _left_over(box: Box) -> list[str]:
     """The command lines of the processes running in ``box`` beside its idle PID 1 and that one's subshell
-    (``docker top``; PIDs as the host sees them). Empty when the box holds nothing else, or is gone."""
-    try:
-        top = client().api.top(box.id)
-    except docker.errors.APIError:
-        return []
+    (its cgroup's process list read here, ``_top_here``, or else ``docker top``; PIDs as the host sees them).
+    Empty when the box holds nothing else, or is gone."""
+    top = _top_here(box.procs, box.init) if box.procs else None
+    if top is None:
+        try:
+            top = client().api.top(box.id)
+        except docker.errors.APIError:
+            return []
     return left_over_in(top)
 
 

@@ -472,11 +472,13 @@ class AgentContainer:
         """Run ``argv`` as the agent (its env, network and limits; ``limits.timeout`` per run). Raises
         StartError when a container cannot start, SandboxError when the engine fails."""
         agent = self.t.agent
+        # no network: the worker's loopback-only namespace for agents (sandbox.NULL), not a new one per container
+        network = sandbox.NULL if agent.network == "none" else agent.network
         mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(self.in_dir), IN_DIR, read_only=True),
                   sandbox.Mount(str(self.out_dir), OUT_DIR)]
         if self.mode == "try":
             self.fresh = True
-            return sandbox.run(self.t.agent_image, argv, mounts=mounts, env=self.env, network=agent.network,
+            return sandbox.run(self.t.agent_image, argv, mounts=mounts, env=self.env, network=network,
                                limits=agent.limits, workdir=WORK, log_path=log_path, labels=labels)
         if self.box is not None and ([os.stat(m.source).st_ino for m in mounts]
                                      != [os.fstat(fd).st_ino for fd in self.held]):
@@ -485,7 +487,7 @@ class AgentContainer:
         new = self.box is None
         if new:
             self.held = [os.open(m.source, os.O_RDONLY | os.O_DIRECTORY) for m in mounts]
-            self.box = sandbox.start_box(self.t.agent_image, mounts=mounts, env=self.env, network=agent.network,
+            self.box = sandbox.start_box(self.t.agent_image, mounts=mounts, env=self.env, network=network,
                                          limits=agent.limits, workdir=WORK, labels=labels)
             if self.why_fresh:
                 self.note = self.note or f"a fresh agent container for this try ({self.why_fresh})"

@@ -1,0 +1,109 @@
+"""The null network (``sandbox.NULL``): no network, in a loopback-only namespace a worker thread keeps per role and
+lends to one container after another; and the box's left-over check read from its cgroup (``_top_here``)."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+docker = pytest.mark.docker
+
+NETNS = ["python3", "-c", "import os, socket; print(os.readlink('/proc/self/ns/net'), "
+                          "sorted(n for _, n in socket.if_nameindex()))"]
+
+
+def netns(image: str, role: str) -> tuple[str, str]:
+    """(network namespace, interfaces) of a fresh NULL container of ``role`` run in this thread."""
+    from rules import sandbox
+    from rules.config import Limits
+
+    res = sandbox.run(image, NETNS, network=sandbox.NULL, labels={"lab.role": role},
+                      limits=Limits(cpus=1, memory=256 * 1024**2, pids=32, timeout=60))
+    assert res.exit_code == 0, res.output
+    ns, _, names = res.output.strip().partition(" ")
+    return ns, names
+
+
+@docker
+def test_null_containers_have_loopback_only_and_share_a_namespace_one_after_another(grader_image):
+    first, names = netns(grader_image, "null-test")
+    assert names == "['lo']"
+    again, _ = netns(grader_image, "null-test")
+    assert again == first  # lent again, not made anew (what saves Docker's ~80 ms per container)
+    other_role, _ = netns(grader_image, "null-test-other")
+    assert other_role != first  # a grader never shares an agent's namespace
+
+    seen: list[str] = []
+    worker = threading.Thread(target=lambda: seen.append(netns(grader_image, "null-test")[0]))
+    worker.start()
+    worker.join()
+    assert seen and seen[0] != first  # another worker thread: a namespace of its own (they run side by side)
+
+
+@docker
+def test_nothing_a_container_started_is_left_in_the_namespace_for_the_next(grader_image):
+    from rules import sandbox
+    from rules.config import Limits
+
+    limits = Limits(cpus=1, memory=256 * 1024**2, pids=32, timeout=60)
+    serve = ("import socket, os, time\n"
+             "s = socket.socket(); s.bind(('127.0.0.1', 47123)); s.listen()\n"
+             "if os.fork(): print('listening', flush=True); os._exit(0)\n"
+             "os.setsid(); time.sleep(300)\n")
+    probe = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', 47123), timeout=2); print('open')\n"
+             "except OSError as e:\n    print('closed', type(e).__name__)\n")
+    same = [sandbox.run(grader_image, ["python3", "-c", serve], network=sandbox.NULL, labels={"lab.role": "null-left"},
+                        limits=limits)]
+    assert "listening" in same[0].output
+    # the listener's daemon outlived its command, never its container: the next one finds the port closed
+    res = sandbox.run(grader_image, ["python3", "-c", probe], network=sandbox.NULL, labels={"lab.role": "null-left"},
+                      limits=limits)
+    assert res.output.strip() == "closed ConnectionRefusedError", res.output
+
+
+@docker
+def test_a_holder_removed_under_a_run_is_replaced(grader_image):
+    from rules import sandbox
+
+    key = (threading.get_ident(), "null-gone")
+    netns(grader_image, "null-gone")
+    holder = sandbox._holders[key]
+    sandbox.client().api.remove_container(holder, force=True)  # another process's cleanup(only_dead_owners=False)
+    _, names = netns(grader_image, "null-gone")  # (a namespace's inode number may be reused: compare holders)
+    assert names == "['lo']" and sandbox._holders[key] != holder
+
+    holder = sandbox._holders[key]
+    sandbox.client().api.kill(holder)  # stopped, not removed: the container is created, then cannot start
+    box = sandbox.start_box(grader_image, network=sandbox.NULL, labels={"lab.role": "null-gone"})
+    try:
+        assert sandbox.box_exec(box, NETNS, timeout=60).output.split()[1:] == ["['lo']"]
+        assert sandbox._holders[key] != holder
+    finally:
+        sandbox.stop_box(box)
+    assert sandbox.client().api.containers(all=True, filters={"id": holder}) == []  # the dead one was removed
+
+
+@docker
+def test_the_left_over_check_reads_the_cgroup_as_docker_top_would(grader_image):
+    from rules import sandbox
+    from rules.config import Limits
+
+    box = sandbox.start_box(grader_image, limits=Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60),
+                            labels={"lab.role": "box-test"}, user="1000")
+    api = sandbox.client().api
+    try:
+        assert box.procs and box.id in box.procs  # the local engine: read here, not through `docker top`
+        here, engine = sandbox._top_here(box.procs, box.init), api.top(box.id)
+        assert sandbox.left_over_in(here) == sandbox.left_over_in(engine) == []
+        assert sorted(r[0] for r in here["Processes"]) == sorted(r[1] for r in engine["Processes"])
+        api.exec_start(api.exec_create(box.id, ["sleep", "300"], user="root")["Id"], detach=True)
+        api.exec_start(api.exec_create(box.id, ["sh", "-c", "sleep 301 & exec sleep 0"], user="root")["Id"],
+                       detach=True)  # sleep 301 is left to the box's PID 1
+        for _ in range(50):
+            here, engine = sandbox._top_here(box.procs, box.init), api.top(box.id)
+            if "sleep 301" in sandbox.left_over_in(here) and "sleep 301" in sandbox.left_over_in(engine):
+                break
+        assert sorted(sandbox.left_over_in(here)) == sorted(sandbox.left_over_in(engine)) == ["sleep 300", "sleep 301"]
+    finally:
+        sandbox.stop_box(box)
+    assert sandbox._top_here(box.procs, box.init) is None  # gone: the engine is asked, and says nothing is left
