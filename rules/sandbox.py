@@ -526,7 +526,34 @@ def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] |
         hint = " (the image has no /bin/sh to keep a box alive)" if "sh" in str(exc) and "not found" in str(exc) else ""
         raise StartError(f"cannot start a container of {image!r}{hint}: {exc}") from None
     box.procs, box.init = _procs_file(box.id)
+    _await_idle(box)
     return box
+
+
+def _await_idle(box: Box, limit: float = 10.0) -> None:
+    """Wait (at most ``limit`` seconds) until the box's PID 1 runs its idle shell. The engine's start returns
+    when the runtime has told the container's init to run its command, maybe before it has: a command exec'd in
+    that moment finds ``/proc/1/exe`` unreadable (the runtime's init is not dumpable until its execve), and fails
+    with 126 "stat /proc/1/exe: permission denied" (seen here once in ~150 starts): an infrastructure fault that
+    would be counted as the agent's. Read from ``/proc`` when the engine is local, else from ``docker top``.
+    Returns at once when the box is gone (the command's exec then says so)."""
+    deadline, pause = time.monotonic() + limit, 0.001
+    while time.monotonic() < deadline:
+        if box.init:
+            try:
+                if BOX_IDLE.encode() in Path(f"/proc/{box.init}/cmdline").read_bytes():
+                    return
+            except OSError:
+                return
+        else:
+            try:
+                top = client().api.top(box.id)
+            except docker.errors.APIError:
+                return
+            if any(BOX_IDLE in str(row[-1]) for row in top.get("Processes") or []):
+                return
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _procs_file(container_id: str) -> tuple[str | None, int]:
