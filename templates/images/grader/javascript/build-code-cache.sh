@@ -1,5 +1,5 @@
 #!/bin/sh
-# Build jest's code cache (code-cache.js) at image build: one jest run as a grading's (templates/aider/javascript/
+# Build jest's start-up caches (code-cache.js) at image build: one jest run as a grading's (templates/aider/javascript/
 # check.sh.j2: the same flags, config and transform) over the sample exercise, every test enabled; then check
 # that its tests ran as expected, with the cache read back.
 set -eu
@@ -36,6 +36,9 @@ PY
 LAB_CODE_CACHE=build jest
 rm -rf .jest-cache
 LAB_CODE_CACHE=check jest
-tail -n 1 log
+line=$(grep '^code cache: ' log)
+echo "$line"
+# every script served from the cache (a cache V8 rejects, e.g. for other flags, would serve none)
+echo "$line" | grep -Eq '^code cache: ([0-9]+) of \1 scripts;' || { echo "the code cache served too few scripts"; exit 1; }
 cd /
 rm -rf "$w"

@@ -1,18 +1,23 @@
 'use strict';
-// V8's code cache for jest's own modules (node 18 has no NODE_COMPILE_CACHE). Preloaded with `node -r` before
-// jest starts. Every script compiled from a file under /opt/lab/js/node_modules, whether node loads it (jest's
-// command line, its runner) or jest loads it into a test file's context (jest-circus, expect, jest-snapshot:
-// through vm.Script), starts from the bytecode the image build kept for exactly that text, so a grading skips
-// most of parsing and compiling jest. Any other script (a work tree's file, node's own) is compiled as always,
-// and so is a module file that holds `import(` (a dynamic import needs node's own compile).
+// jest's start-up caches, built at image build (node 18 has no NODE_COMPILE_CACHE). Preloaded with `node -r`
+// before jest starts, it serves two things from /opt/lab/js/code-cache, for jest's own modules only (the files
+// under /opt/lab/js/node_modules):
+// - V8's code cache: every script compiled from such a file, whether node loads it (jest's command line, its
+//   runner) or jest loads it into a test file's context (jest-circus, expect: through vm.Script), starts from the
+//   bytecode kept for exactly that text, so a grading skips most of parsing and compiling jest. An entry is found
+//   by the sha256 of the script's whole text: a text that differs by a byte finds none and is compiled afresh
+//   (V8 itself checks only the length). V8 rejects a cache from another V8 version or other flags by itself.
+// - where node found each module that one of them requires (request and requiring folder -> file): node's own
+//   search (a dozen stat calls a module) is done once, at image build. Kept only for a request made from such a
+//   file and found under /opt/lab/js/node_modules, so the search never left the image's read-only files and
+//   gives the same answer at every grading.
+// Any other script or request (a work tree's above all, node's own modules) goes through node as always, and so
+// does a module file that holds `import(` (a dynamic import needs node's own compile). A missing or rejected entry
+// only costs the work it would have saved: the modules behave the same either way.
 //
-// The cache is written once, at image build (`LAB_CODE_CACHE=build`: a jest run over a sample test, then the
-// bytecode of every script it compiled, taken after the run so the functions it ran are in it too), into
-// /opt/lab/js/code-cache, root-owned in the image; a grading only reads it (the root filesystem is read-only
-// and the tests run unprivileged). An entry is found by the sha256 of the script's whole text: a text that
-// differs by a byte from the one the cache was built from finds none and is compiled afresh (V8 itself checks
-// only the length). V8 rejects a cache from another V8 version or other flags by itself, and a missing or
-// rejected entry only costs the compile it would have saved: the scripts behave the same either way.
+// Written once, at image build (`LAB_CODE_CACHE=build`: a jest run over a sample test, then the bytecode of every
+// script it compiled, taken after the run so the functions it ran are in it too, and every search it made), root-
+// owned in the image; a grading only reads them (the root filesystem is read-only, the tests run unprivileged).
 const fs = require('fs');
 const path = require('path');
 const vm = require('vm');
@@ -21,19 +26,22 @@ const Module = require('module');
 
 const ROOT = '/opt/lab/js/node_modules/';
 const DIR = '/opt/lab/js/code-cache';
-const mode = process.env.LAB_CODE_CACHE; // 'build', 'check' (say how many scripts it served), or none
+const mode = process.env.LAB_CODE_CACHE; // 'build', 'check' (say how much the caches served), or none
 const building = mode === 'build';
 delete process.env.LAB_CODE_CACHE;
-const counts = {scripts: 0, cached: 0};
+const counts = {scripts: 0, cached: 0, searches: 0, found: 0};
 
-let index = {}; // sha256 of a script's text -> [offset, length] of its cache in the blob
+let index = {}; // sha256 of a script's text -> [offset, length] of its code cache in cache.bin
 let blob = null;
+let found = {}; // requiring folder + '\0' + request -> the file node resolved it to
 if (!building) {
   try {
     index = JSON.parse(fs.readFileSync(path.join(DIR, 'index.json'), 'utf8'));
     blob = fs.readFileSync(path.join(DIR, 'cache.bin'));
+    found = JSON.parse(fs.readFileSync(path.join(DIR, 'resolve.json'), 'utf8'));
   } catch {
     index = {};
+    found = {};
   }
 }
 const built = new Map(); // building: sha256 -> the script compiled from that text
@@ -54,6 +62,7 @@ class CachedScript extends Script {
     counts.cached += entry && !this.cachedDataRejected ? 1 : 0;
   }
 }
+Object.defineProperty(CachedScript, 'name', {value: 'Script'}); // as a graded script sees vm.Script: by its name
 vm.Script = CachedScript;
 
 function makeRequire(mod) { // as node's own makeRequireFunction
@@ -81,8 +90,26 @@ Module.prototype._compile = function (content, filename) {
   return fn.call(this.exports, this.exports, makeRequire(this), this, filename, path.dirname(filename));
 };
 
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (request, parent, isMain, options) {
+  if (isMain || options !== undefined || typeof request !== 'string' || !parent
+      || typeof parent.filename !== 'string' || !parent.filename.startsWith(ROOT)) {
+    return resolveFilename.call(this, request, parent, isMain, options);
+  }
+  const key = path.dirname(parent.filename) + '\0' + request;
+  counts.searches += 1;
+  if (Object.prototype.hasOwnProperty.call(found, key)) {
+    counts.found += 1;
+    return found[key];
+  }
+  const filename = resolveFilename.call(this, request, parent, isMain, options);
+  if (building && typeof filename === 'string' && filename.startsWith(ROOT)) found[key] = filename;
+  return filename;
+};
+
 if (mode === 'check') {
-  process.on('exit', () => fs.writeSync(2, `code cache: ${counts.cached} of ${counts.scripts} scripts\n`));
+  process.on('exit', () => fs.writeSync(2, `code cache: ${counts.cached} of ${counts.scripts} scripts; ` +
+    `${counts.found} of ${counts.searches} module searches\n`));
 }
 if (building) {
   process.on('exit', () => {
@@ -98,5 +125,6 @@ if (building) {
     fs.mkdirSync(DIR, {recursive: true});
     fs.writeFileSync(path.join(DIR, 'cache.bin'), Buffer.concat(parts));
     fs.writeFileSync(path.join(DIR, 'index.json'), JSON.stringify(out));
+    fs.writeFileSync(path.join(DIR, 'resolve.json'), JSON.stringify(found));
   });
 }
