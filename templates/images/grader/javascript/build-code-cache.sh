@@ -15,6 +15,7 @@ cat > config.json <<JSON
   "watchman": false,
   "testTimeout": 30000,
   "cacheDirectory": "$w/.jest-cache",
+  "resolver": "/opt/lab/js/code-cache.js",
   "transform": {"\\\\.[cm]?[jt]sx?\$": ["/opt/lab/js/node_modules/@swc/jest", {"swcrc": false,
     "jsc": {"target": "es2022", "parser": {"syntax": "ecmascript"}}, "module": {"type": "commonjs"}}]}
 }
@@ -39,6 +40,7 @@ LAB_CODE_CACHE=check jest
 line=$(grep '^code cache: ' log)
 echo "$line"
 # every script served from the cache (a cache V8 rejects, e.g. for other flags, would serve none)
-echo "$line" | grep -Eq '^code cache: ([0-9]+) of \1 scripts;' || { echo "the code cache served too few scripts"; exit 1; }
+echo "$line" | grep -Eq '^code cache: ([0-9]+) of \1 scripts;' \
+  || { echo "the code cache served too few scripts"; exit 1; }
 cd /
 rm -rf "$w"

@@ -7,10 +7,11 @@
 //   bytecode kept for exactly that text, so a grading skips most of parsing and compiling jest. An entry is found
 //   by the sha256 of the script's whole text: a text that differs by a byte finds none and is compiled afresh
 //   (V8 itself checks only the length). V8 rejects a cache from another V8 version or other flags by itself.
-// - where node found each module that one of them requires (request and requiring folder -> file): node's own
-//   search (a dozen stat calls a module) is done once, at image build. Kept only for a request made from such a
-//   file and found under /opt/lab/js/node_modules, so the search never left the image's read-only files and
-//   gives the same answer at every grading.
+// - where each module that one of them requires was found (request and requiring folder -> file), by node or,
+//   for a test file's context, by jest's default resolver (this file is also jest's `resolver`, which hands
+//   every other request to jest's default): the search (a dozen stat calls a module) is done once, at image
+//   build. Kept only for a request made from such a file and found under /opt/lab/js/node_modules, so the search
+//   never left the image's read-only files and gives the same answer at every grading.
 // Any other script or request (a work tree's above all, node's own modules) goes through node as always, and so
 // does a module file that holds `import(` (a dynamic import needs node's own compile). A missing or rejected entry
 // only costs the work it would have saved: the modules behave the same either way.
@@ -34,14 +35,17 @@ const counts = {scripts: 0, cached: 0, searches: 0, found: 0};
 let index = {}; // sha256 of a script's text -> [offset, length] of its code cache in cache.bin
 let blob = null;
 let found = {}; // requiring folder + '\0' + request -> the file node resolved it to
+let jestFound = {}; // the same for jest's resolver, the key also naming the options that change its answer
 if (!building) {
   try {
     index = JSON.parse(fs.readFileSync(path.join(DIR, 'index.json'), 'utf8'));
     blob = fs.readFileSync(path.join(DIR, 'cache.bin'));
     found = JSON.parse(fs.readFileSync(path.join(DIR, 'resolve.json'), 'utf8'));
+    jestFound = JSON.parse(fs.readFileSync(path.join(DIR, 'jest-resolve.json'), 'utf8'));
   } catch {
     index = {};
     found = {};
+    jestFound = {};
   }
 }
 const built = new Map(); // building: sha256 -> the script compiled from that text
@@ -107,6 +111,26 @@ Module._resolveFilename = function (request, parent, isMain, options) {
   return filename;
 };
 
+// jest's resolver (the `resolver` of check.sh's jest config): jest's default resolver, its answers for requests
+// from jest's own folders served from the table built with it at image build
+function resolver(request, options) {
+  const basedir = options.basedir;
+  if (typeof request !== 'string' || typeof basedir !== 'string' || !(basedir + '/').startsWith(ROOT)) {
+    return options.defaultResolver(request, options);
+  }
+  const key = JSON.stringify([basedir, request, options.conditions, options.extensions, options.moduleDirectory,
+    options.paths]);
+  counts.searches += 1;
+  if (Object.prototype.hasOwnProperty.call(jestFound, key)) {
+    counts.found += 1;
+    return jestFound[key];
+  }
+  const filename = options.defaultResolver(request, options);
+  if (building && typeof filename === 'string' && filename.startsWith(ROOT)) jestFound[key] = filename;
+  return filename;
+}
+module.exports = resolver;
+
 if (mode === 'check') {
   process.on('exit', () => fs.writeSync(2, `code cache: ${counts.cached} of ${counts.scripts} scripts; ` +
     `${counts.found} of ${counts.searches} module searches\n`));
@@ -126,5 +150,6 @@ if (building) {
     fs.writeFileSync(path.join(DIR, 'cache.bin'), Buffer.concat(parts));
     fs.writeFileSync(path.join(DIR, 'index.json'), JSON.stringify(out));
     fs.writeFileSync(path.join(DIR, 'resolve.json'), JSON.stringify(found));
+    fs.writeFileSync(path.join(DIR, 'jest-resolve.json'), JSON.stringify(jestFound));
   });
 }
