@@ -66,10 +66,13 @@ FORGERIES = {
     "tests-skipped-by-only": js('''\
         test.only('the only test', () => {});
         '''),
-    # the grader's filesystem patched: jest, node, lab's folders, the report folder, the task
+    # the grader's filesystem patched: jest, node, jest's code cache and its loader, lab's folders, the report
+    # folder, the task
     "grader-filesystem-patched": js('''\
         const fs = require('fs');
         for (const target of ['/opt/lab/js/node_modules/jest/bin/jest.js', '/usr/bin/node', '/opt/lab/planted',
+                              '/opt/lab/js/code-cache/cache.bin', '/opt/lab/js/code-cache/index.json',
+                              '/opt/lab/js/code-cache.js',
                               '/etc/passwd', '/lab/report/exit', '/task/check.sh', '/lab/src/hello.js']) {
           try {
             fs.writeFileSync(target, 'planted');
@@ -134,7 +137,7 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
     if name in expect and not cut_off:  # the forger killed mid-write leaves no report at all: a fail, no pass either
         assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
     if name == "grader-filesystem-patched":
-        assert "PLANTED" not in g.output and g.output.count("REFUSED") == 7, g.output[-3000:]
+        assert "PLANTED" not in g.output and g.output.count("REFUSED") == 10, g.output[-3000:]
 
 
 def test_a_process_left_behind_does_not_hold_the_grading_open(proven):
