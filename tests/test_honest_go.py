@@ -32,8 +32,8 @@ FORGERIES = {
     # to end, then turns every failure of the report into a pass
     "report-rewritten-at-exit": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
         func init() {
-        \tscript := "while kill -0 " + strconv.Itoa(os.Getppid()) + " 2>/dev/null; do sleep 0.005; done\\n" +
-        \t\t"for i in $(seq 300); do sed -i 's/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' /tmp/lab-out/*.json; sleep 0.01; done"
+        \tscript := "while kill -0 " + strconv.Itoa(os.Getppid()) + " 2>/dev/null; do :; done\\n" +
+        \t\t"for i in $(seq 3000); do sed -i 's/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' /tmp/lab-out/*.json; done"
         \tcmd := exec.Command("sh", "-c", script)
         \tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
         \t_ = cmd.Start()
@@ -143,7 +143,7 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
 
 PLANTER = go('\t"fmt"\n\t"os"', '''\
     func init() {
-    \tfor _, dir := range []string{os.Getenv("GOCACHE"), "/opt/lab/go/cache", "/cache"} {
+    \tfor _, dir := range []string{os.Getenv("GOCACHE"), os.Getenv("GOCACHE") + "/00", "/opt/lab/go/cache", "/cache"} {
     \t\tif _, err := os.Stat(dir + "/planted-by-a-grading"); err == nil {
     \t\t\tfmt.Println("FOUND", dir)
     \t\t}
@@ -158,8 +158,9 @@ PLANTER = go('\t"fmt"\n\t"os"', '''\
 
 
 def test_a_planted_build_result_never_reaches_a_later_grading(proven):
-    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own copy; the image's and the
-    shared /cache (mounted read-only, as in a trial's grading) refuse writes."""
+    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own folder, which dies with the
+    grading; the cache's entries (its subfolders: the image's, through links) and the shared /cache (mounted
+    read-only, as in a trial's grading) refuse writes."""
     from rules.grade import grade
     from rules.prove import lay_work_tree
 
@@ -173,6 +174,7 @@ def test_a_planted_build_result_never_reaches_a_later_grading(proven):
                   cache_volume="lab-cache-test")
         assert g.verdict == "fail", g.output[-2000:]
         outputs.append(g.output)
-    assert "PLANTED /tmp/lab-gocache" in outputs[0]
+    assert "PLANTED /tmp/lab-gocache\n" in outputs[0], outputs[0][-2000:]
+    assert "REFUSED /tmp/lab-gocache/00" in outputs[0], outputs[0][-2000:]
     assert "REFUSED /opt/lab/go/cache" in outputs[0] and "REFUSED /cache" in outputs[0], outputs[0][-2000:]
     assert "FOUND" not in outputs[1] and "PLANTED /tmp/lab-gocache" in outputs[1]

@@ -77,7 +77,7 @@ def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_
 def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path):
     check = _check(_go(tmp_path))
     assert "GOPROXY=off" in check and "GOTOOLCHAIN=local" in check and "GOWORK=off" in check
-    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -Rs /opt/lab/go/cache "$GOCACHE"' in check
+    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -R /opt/lab/go/cache-links "$GOCACHE"' in check
     assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec go test -count=1 -json \. > \"\$1\" 2> \"\$2\"' sh "
                      r'"\$out/go-test.json"', check)
 
