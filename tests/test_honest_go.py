@@ -28,11 +28,11 @@ def go(imports: str, body: str) -> str:
 
 
 FORGERIES = {
-    # a process started by the solution waits for go test (the test binary's parent, which writes the report)
-    # to end, then turns every failure of the report into a pass
+    # a process started by the solution waits for the test binary to end, then keeps turning every failure of the
+    # report into a pass (sed -i puts a new file in the report's place: go test's last writes no longer reach it)
     "report-rewritten-at-exit": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
         func init() {
-        \tscript := "while kill -0 " + strconv.Itoa(os.Getppid()) + " 2>/dev/null; do :; done\\n" +
+        \tscript := "while kill -0 " + strconv.Itoa(os.Getpid()) + " 2>/dev/null; do :; done\\n" +
         \t\t"for i in $(seq 3000); do sed -i 's/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' /tmp/lab-out/*.json; done"
         \tcmd := exec.Command("sh", "-c", script)
         \tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -81,12 +81,26 @@ FORGERIES = {
         \t}
         }
         '''),
-    # a process that outlives the tests and keeps writing a report in which every task test passed
-    "report-forged-after-exit": go('\t"os/exec"\n\t"syscall"', f'''\
+    # a process that outlives the tests and keeps writing a report in which every task test passed over the report,
+    # in place: whether its last write lands before check.sh ends (a few ms after go test) or after go test's own, or
+    # between (a torn file), the verdict is never a pass
+    "report-overwritten-after-exit": go('\t"os/exec"\n\t"syscall"', f'''\
         func init() {{
         \treport := `{PASSING}`
         \tscript := "while :; do printf '%s' \\"$0\\" > /tmp/lab-out/go-test.json; printf '%s' \\"$0\\" > /lab/report/go-test.json; " +
         \t\t"echo 0 > /lab/report/exit; sleep 0.01; done"
+        \tcmd := exec.Command("sh", "-c", script, report)
+        \tcmd.SysProcAttr = &syscall.SysProcAttr{{Setsid: true}}
+        \t_ = cmd.Start()
+        }}
+        '''),
+    # a process that outlives the tests and keeps putting a report in which every task test passed in the report's
+    # place (a whole file each time, moved over it)
+    "report-forged-after-exit": go('\t"os/exec"\n\t"syscall"', f'''\
+        func init() {{
+        \treport := `{PASSING}`
+        \tscript := "while :; do printf '%s' \\"$0\\" > /tmp/lab-out/.forged; mv -f /tmp/lab-out/.forged /tmp/lab-out/go-test.json; " +
+        \t\t"printf '%s' \\"$0\\" > /lab/report/go-test.json; echo 0 > /lab/report/exit; sleep 0.01; done"
         \tcmd := exec.Command("sh", "-c", script, report)
         \tcmd.SysProcAttr = &syscall.SysProcAttr{{Setsid: true}}
         \t_ = cmd.Start()

@@ -69,9 +69,20 @@ def test_go_reference_maps_onto_the_solution_not_the_editor_test_file(tmp_path):
 
 def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_path):
     check = _check(_go(tmp_path))
-    removal = check.index("-name '*_test.go' -exec rm -f")
+    removal = check.index("rm -f -- *_test.go")
     assert removal < check.index('"$task/workspace/"leap_test.go') and removal < check.index("cases_test.go")
     assert "rm -rf vendor go.work" in check
+    # the block removes every name ending in _test.go at the top (hidden ones and odd names too), as
+    # `find . -maxdepth 1 -name '*_test.go' -exec rm -f {} +` did, and nothing else
+    block = check[check.index("# 1. Lay back"):check.index("rm -rf vendor go.work")]
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    for name in ("leap_test.go", ".hidden_test.go", "-n_test.go", "x y_test.go", "leap.go", "sub/deep_test.go"):
+        (tree / name).write_text("package leap\n")
+    (tree / "dir_test.go").mkdir()
+    subprocess.run(["bash", "-c", block], cwd=tree, check=False)
+    left = sorted(str(p.relative_to(tree)) for p in tree.rglob("*"))
+    assert left == ["dir_test.go", "leap.go", "sub", "sub/deep_test.go"]
 
 
 def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path):
