@@ -81,6 +81,19 @@ FORGERIES = {
         \t}
         }
         '''),
+    # a process started by the solution waits for the test binary to end, then turns every failure of the report
+    # into a pass but the canaries' (their names have a shape: Test_k and 11 hex digits), so they still show an
+    # honest run; it must find the report out of its reach
+    "report-rewritten-sparing-the-canaries": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
+        func init() {
+        \tscript := "while kill -0 " + strconv.Itoa(os.Getpid()) + " 2>/dev/null; do :; done\\n" +
+        \t\t"for i in $(seq 3000); do sed -E -i '/Test_k[0-9a-f]{11}/!s/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' " +
+        \t\t"/tmp/lab-out/*.json; done"
+        \tcmd := exec.Command("sh", "-c", script)
+        \tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+        \t_ = cmd.Start()
+        }
+        '''),
     # a process that outlives the tests and keeps writing a report in which every task test passed over the report,
     # in place: whether its last write lands before check.sh ends (a few ms after go test) or after go test's own, or
     # between (a torn file), the verdict is never a pass
@@ -145,10 +158,15 @@ def test_the_reference_passes_again_with_fresh_canaries(proven):
 def test_a_forged_verdict_is_never_a_pass(proven, name):
     g = grade_solution(proven, name, FORGERIES[name], EXTRA_FILES.get(name))
     assert g.verdict in ("fail", "tampered") and not g.passed, g.output[-3000:]
-    expect = {"report-rewritten-at-exit": "tampered", "runner-lines-printed": "tampered",
-              "framework-output-swapped": "tampered", "report-forged-after-exit": "tampered"}
+    expect = {"runner-lines-printed": "tampered", "framework-output-swapped": "tampered",
+              # the report file is out of the tester's reach (root's, in a folder of root's, written only through
+              # the descriptors go test was handed): whatever these do, the honest report is the one read
+              "report-rewritten-at-exit": "fail", "report-rewritten-sparing-the-canaries": "fail",
+              "report-forged-after-exit": "fail", "report-overwritten-after-exit": "fail"}
     if name in expect:
         assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
+    if expect.get(name) == "fail":
+        assert g.evidence == ["2 test(s) did not pass: TestDouble/case, TestDouble/case#01"], g.output[-2000:]
     if name == "grader-filesystem-patched":
         assert "PLANTED" not in g.output and g.output.count("REFUSED") == 7, g.output[-3000:]
     if name == "tests-skipped-by-flag":

@@ -20,8 +20,10 @@ cp -R "$build/CMakeFiles/$version" "$seed/CMakeFiles/"
 # every entry but the project's own (with the help text above it): its name, folders, and what the configure counted
 awk -v src="$src" -v build="$build" '
   /^\/\// { help = help $0 "\n"; next }
-  /^(labseed_|CMAKE_PROJECT_|CMAKE_CACHEFILE_DIR|CMAKE_HOME_DIRECTORY|CMAKE_FIND_PACKAGE_REDIRECTS_DIR|CMAKE_NUMBER_OF_MAKEFILES|FIND_PACKAGE_MESSAGE_DETAILS_)/ \
-    || index($0, src) || index($0, build) { help = ""; next }
+  /^(labseed_|CMAKE_PROJECT_|CMAKE_CACHEFILE_DIR|CMAKE_HOME_DIRECTORY|CMAKE_FIND_PACKAGE_REDIRECTS_DIR)/ \
+    || /^(CMAKE_NUMBER_OF_MAKEFILES|FIND_PACKAGE_MESSAGE_DETAILS_)/ || index($0, src) || index($0, build) {
+    help = ""; next
+  }
   { printf "%s%s\n", help, $0; help = "" }' "$build/CMakeCache.txt" > "$seed/CMakeCache.txt"
 grep -q '^CMAKE_PLATFORM_INFO_INITIALIZED:INTERNAL=1$' "$seed/CMakeCache.txt"
 if grep -rl -e "$src" -e "$build" -e labseed "$seed"; then echo "cmake-seed: the seed names its own project"; exit 1; fi
