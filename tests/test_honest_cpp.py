@@ -292,3 +292,37 @@ def test_a_proof_takes_over_a_compiler_cache_with_folders_root_wrote(greeter, tm
     again = prove.prove(task_dir, answer, image=images.GRADER, limits=LIMITS, meta=meta, cache_volume=CACHE)
     assert again["status"] == "kept", again["reference"]
     assert set(again["tests"]) == EXPECTED
+
+
+SEED_CHECK = r"""
+set -u
+for mode in fresh seeded; do
+  rm -rf /tmp/lab-cpp && mkdir -p /tmp/lab-cpp/greeter && cp -R /src/. /tmp/lab-cpp/greeter/
+  build=/tmp/lab-cpp/greeter/lab-build
+  if [ $mode = seeded ]; then cp -R /opt/lab/cpp/cmake-seed "$build"; else mkdir "$build"; fi
+  cd "$build"
+  cmake -S /tmp/lab-cpp/greeter -B . -DEXERCISM_RUN_ALL_TESTS=1 -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    > /tmp/$mode.log 2>&1 || { echo "cmake failed ($mode)"; cat /tmp/$mode.log; }
+  cd / && rm -rf /tmp/$mode && cp -R /tmp/lab-cpp/greeter/lab-build /tmp/$mode
+done
+grep -c "Detecting CXX compiler ABI info - done" /tmp/fresh.log /tmp/seeded.log
+diff -r -x CMakeOutput.log -x CMakeError.log -x Makefile.cmake -x CMakeScratch /tmp/fresh /tmp/seeded \
+  && echo SAME-BUILD-FILES
+"""
+
+
+def test_the_cmake_seed_gives_the_build_files_a_fresh_configure_gives(greeter, tmp_path):
+    """The image's CMake seed (templates/images/grader/cpp/cmake-seed.sh) spares each grading the toolchain
+    checks and changes nothing cmake writes: the cache and every build file as a fresh configure's (but the logs
+    and Makefile.cmake, the list of files that would make make re-run cmake)."""
+    from rules import images, sandbox
+
+    task_dir, _ = greeter
+    tree = tmp_path / "tree"
+    prove.lay_work_tree(task_dir, tree)
+    res = sandbox.run(images.GRADER, ["bash", "-c", SEED_CHECK],
+                      mounts=[sandbox.Mount(str(tree), "/src", read_only=True)], network="none", limits=LIMITS,
+                      workdir="/", read_only=True,
+                      tmpfs={"/tmp": "size=1g,exec", "/work": "size=1g,exec"})
+    assert "SAME-BUILD-FILES" in res.output, res.output[-3000:]
+    assert "/tmp/fresh.log:1" in res.output and "/tmp/seeded.log:0" in res.output, res.output[-3000:]

@@ -28,12 +28,12 @@ def go(imports: str, body: str) -> str:
 
 
 FORGERIES = {
-    # a process started by the solution waits for go test (the test binary's parent, which writes the report)
-    # to end, then turns every failure of the report into a pass
+    # a process started by the solution waits for the test binary to end, then keeps turning every failure of the
+    # report into a pass (sed -i puts a new file in the report's place: go test's last writes no longer reach it)
     "report-rewritten-at-exit": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
         func init() {
-        \tscript := "while kill -0 " + strconv.Itoa(os.Getppid()) + " 2>/dev/null; do sleep 0.005; done\\n" +
-        \t\t"for i in $(seq 300); do sed -i 's/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' /tmp/lab-out/*.json; sleep 0.01; done"
+        \tscript := "while kill -0 " + strconv.Itoa(os.Getpid()) + " 2>/dev/null; do :; done\\n" +
+        \t\t"for i in $(seq 3000); do sed -i 's/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' /tmp/lab-out/*.json; done"
         \tcmd := exec.Command("sh", "-c", script)
         \tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
         \t_ = cmd.Start()
@@ -81,12 +81,39 @@ FORGERIES = {
         \t}
         }
         '''),
-    # a process that outlives the tests and keeps writing a report in which every task test passed
-    "report-forged-after-exit": go('\t"os/exec"\n\t"syscall"', f'''\
+    # a process started by the solution waits for the test binary to end, then turns every failure of the report
+    # into a pass but the canaries' (their names have a shape: Test_k and 11 hex digits), so they still show an
+    # honest run; it must find the report out of its reach
+    "report-rewritten-sparing-the-canaries": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
+        func init() {
+        \tscript := "while kill -0 " + strconv.Itoa(os.Getpid()) + " 2>/dev/null; do :; done\\n" +
+        \t\t"for i in $(seq 3000); do sed -E -i '/Test_k[0-9a-f]{11}/!s/\\"Action\\":\\"fail\\"/\\"Action\\":\\"pass\\"/g' " +
+        \t\t"/tmp/lab-out/*.json; done"
+        \tcmd := exec.Command("sh", "-c", script)
+        \tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+        \t_ = cmd.Start()
+        }
+        '''),
+    # a process that outlives the tests and keeps writing a report in which every task test passed over the report,
+    # in place: whether its last write lands before check.sh ends (a few ms after go test) or after go test's own, or
+    # between (a torn file), the verdict is never a pass
+    "report-overwritten-after-exit": go('\t"os/exec"\n\t"syscall"', f'''\
         func init() {{
         \treport := `{PASSING}`
         \tscript := "while :; do printf '%s' \\"$0\\" > /tmp/lab-out/go-test.json; printf '%s' \\"$0\\" > /lab/report/go-test.json; " +
         \t\t"echo 0 > /lab/report/exit; sleep 0.01; done"
+        \tcmd := exec.Command("sh", "-c", script, report)
+        \tcmd.SysProcAttr = &syscall.SysProcAttr{{Setsid: true}}
+        \t_ = cmd.Start()
+        }}
+        '''),
+    # a process that outlives the tests and keeps putting a report in which every task test passed in the report's
+    # place (a whole file each time, moved over it)
+    "report-forged-after-exit": go('\t"os/exec"\n\t"syscall"', f'''\
+        func init() {{
+        \treport := `{PASSING}`
+        \tscript := "while :; do printf '%s' \\"$0\\" > /tmp/lab-out/.forged; mv -f /tmp/lab-out/.forged /tmp/lab-out/go-test.json; " +
+        \t\t"printf '%s' \\"$0\\" > /lab/report/go-test.json; echo 0 > /lab/report/exit; sleep 0.01; done"
         \tcmd := exec.Command("sh", "-c", script, report)
         \tcmd.SysProcAttr = &syscall.SysProcAttr{{Setsid: true}}
         \t_ = cmd.Start()
@@ -131,10 +158,15 @@ def test_the_reference_passes_again_with_fresh_canaries(proven):
 def test_a_forged_verdict_is_never_a_pass(proven, name):
     g = grade_solution(proven, name, FORGERIES[name], EXTRA_FILES.get(name))
     assert g.verdict in ("fail", "tampered") and not g.passed, g.output[-3000:]
-    expect = {"report-rewritten-at-exit": "tampered", "runner-lines-printed": "tampered",
-              "framework-output-swapped": "tampered", "report-forged-after-exit": "tampered"}
+    expect = {"runner-lines-printed": "tampered", "framework-output-swapped": "tampered",
+              # the report file is out of the tester's reach (root's, in a folder of root's, written only through
+              # the descriptors go test was handed): whatever these do, the honest report is the one read
+              "report-rewritten-at-exit": "fail", "report-rewritten-sparing-the-canaries": "fail",
+              "report-forged-after-exit": "fail", "report-overwritten-after-exit": "fail"}
     if name in expect:
         assert g.verdict == expect[name], (g.evidence, g.output[-2000:])
+    if expect.get(name) == "fail":
+        assert g.evidence == ["2 test(s) did not pass: TestDouble/case, TestDouble/case#01"], g.output[-2000:]
     if name == "grader-filesystem-patched":
         assert "PLANTED" not in g.output and g.output.count("REFUSED") == 7, g.output[-3000:]
     if name == "tests-skipped-by-flag":
@@ -143,7 +175,7 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
 
 PLANTER = go('\t"fmt"\n\t"os"', '''\
     func init() {
-    \tfor _, dir := range []string{os.Getenv("GOCACHE"), "/opt/lab/go/cache", "/cache"} {
+    \tfor _, dir := range []string{os.Getenv("GOCACHE"), os.Getenv("GOCACHE") + "/00", "/opt/lab/go/cache", "/cache"} {
     \t\tif _, err := os.Stat(dir + "/planted-by-a-grading"); err == nil {
     \t\t\tfmt.Println("FOUND", dir)
     \t\t}
@@ -158,8 +190,9 @@ PLANTER = go('\t"fmt"\n\t"os"', '''\
 
 
 def test_a_planted_build_result_never_reaches_a_later_grading(proven):
-    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own copy; the image's and the
-    shared /cache (mounted read-only, as in a trial's grading) refuse writes."""
+    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own folder, which dies with the
+    grading; the cache's entries (its subfolders: the image's, through links) and the shared /cache (mounted
+    read-only, as in a trial's grading) refuse writes."""
     from rules.grade import grade
     from rules.prove import lay_work_tree
 
@@ -173,6 +206,7 @@ def test_a_planted_build_result_never_reaches_a_later_grading(proven):
                   cache_volume="lab-cache-test")
         assert g.verdict == "fail", g.output[-2000:]
         outputs.append(g.output)
-    assert "PLANTED /tmp/lab-gocache" in outputs[0]
+    assert "PLANTED /tmp/lab-gocache\n" in outputs[0], outputs[0][-2000:]
+    assert "REFUSED /tmp/lab-gocache/00" in outputs[0], outputs[0][-2000:]
     assert "REFUSED /opt/lab/go/cache" in outputs[0] and "REFUSED /cache" in outputs[0], outputs[0][-2000:]
     assert "FOUND" not in outputs[1] and "PLANTED /tmp/lab-gocache" in outputs[1]

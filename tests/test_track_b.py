@@ -69,17 +69,29 @@ def test_go_reference_maps_onto_the_solution_not_the_editor_test_file(tmp_path):
 
 def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_path):
     check = _check(_go(tmp_path))
-    removal = check.index("-name '*_test.go' -exec rm -f")
+    removal = check.index("rm -f -- *_test.go")
     assert removal < check.index('"$task/workspace/"leap_test.go') and removal < check.index("cases_test.go")
     assert "rm -rf vendor go.work" in check
+    # the block removes every name ending in _test.go at the top (hidden ones and odd names too), as
+    # `find . -maxdepth 1 -name '*_test.go' -exec rm -f {} +` did, and nothing else
+    block = check[check.index("# 1. Lay back"):check.index("rm -rf vendor go.work")]
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    for name in ("leap_test.go", ".hidden_test.go", "-n_test.go", "x y_test.go", "leap.go", "sub/deep_test.go"):
+        (tree / name).write_text("package leap\n")
+    (tree / "dir_test.go").mkdir()
+    subprocess.run(["bash", "-c", block], cwd=tree, check=False)
+    left = sorted(str(p.relative_to(tree)) for p in tree.rglob("*"))
+    assert left == ["dir_test.go", "leap.go", "sub", "sub/deep_test.go"]
 
 
 def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path):
     check = _check(_go(tmp_path))
     assert "GOPROXY=off" in check and "GOTOOLCHAIN=local" in check and "GOWORK=off" in check
-    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -Rs /opt/lab/go/cache "$GOCACHE"' in check
-    assert re.search(r"as_tester timeout --signal=KILL \d+ sh -c 'exec go test -count=1 -json \. > \"\$1\" 2> \"\$2\"' sh "
-                     r'"\$out/go-test.json"', check)
+    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -R /opt/lab/go/cache-links "$GOCACHE"' in check
+    # the report: opened by root in $out made root's, so only go test writes it (through the descriptor it gets)
+    assert re.search(r'chown 0:0 "\$out" && chmod 755 "\$out" \|\| finish 3\nas_tester timeout --signal=KILL \d+ '
+                     r'go test -count=1 -json \. > "\$out/go-test.json" 2> /tmp/lab-go-test.err\n', check)
 
 
 def test_go_canaries_are_a_test_file_of_the_first_test_files_package(tmp_path):

@@ -8,3 +8,13 @@ ENV GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOPATH=/
     GOCACHE=/opt/lab/go/cache
 COPY grader/go/warm.sh /opt/lab/go/warm.sh
 RUN sh /opt/lab/go/warm.sh
+# What check.sh uses per grading: cache-links, a link to each of the cache's 256 subfolders (a grading's GOCACHE is a
+# copy of it: the image's entries, read-only), and lab-go-output (the readable output of go test -json). The helper
+# is built with a throwaway cache, so the image's stays exactly what warm.sh compiled.
+COPY grader/go/lab-go-output.go /opt/lab/go/src/lab-go-output.go
+RUN set -eu; mkdir /opt/lab/go/cache-links; \
+    for d in /opt/lab/go/cache/[0-9a-f][0-9a-f]; do ln -s "$d" /opt/lab/go/cache-links/; done; \
+    [ "$(ls /opt/lab/go/cache-links | wc -l)" = 256 ]; \
+    tmp=$(mktemp -d); cp -Rs /opt/lab/go/cache "$tmp/cache"; cd /opt/lab/go/src; \
+    GOCACHE="$tmp/cache" GO111MODULE=off go build -trimpath -o /opt/lab/go/bin/lab-go-output lab-go-output.go; \
+    rm -rf "$tmp"; /opt/lab/go/bin/lab-go-output 0 /dev/null /dev/null 2>/dev/null | grep -qx 'go test exited with 0'
