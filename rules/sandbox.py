@@ -631,7 +631,8 @@ class _Capped:
                     elided=self.total - self.cap)
 
 
-def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | None = None) -> RunResult:
+def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | None = None,
+             last: bool = False) -> RunResult:
     """Run ``command`` (exec form) in ``box`` with the box's user and working directory and the container's
     environment, for at most ``timeout`` seconds; returns a ``RunResult`` like ``run``'s.
 
@@ -647,7 +648,8 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     command (one ``BOX_EXEC``'s kill cannot reach: another user's), which lab kills (``why_dead`` says so):
     nothing a command started runs on after it, whatever its user. Between commands the box is frozen (``docker
     pause``; the next ``box_exec`` resumes it): a process that escaped both (PID 1 under ``ptrace``) cannot touch the mounted folders while
-    the caller reads them.
+    the caller reads them. ``last``: the caller runs nothing more in this box; instead of being checked and
+    frozen it is killed and removed at once (dead, ``why_dead`` says so), which is cheaper (~15 ms) and stronger.
 
     Raises SandboxError when the box is dead or gone, or the engine refuses the exec."""
     import threading
@@ -712,6 +714,9 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     oom = _oom_events(box)
     if exit_code is None or exit_code >= 128 or oom:
         box.dead = box.dead or not box_alive(box)
+    if last and not box.dead:
+        box.why_dead = "lab removes it after its last command"
+        _kill(box)
     if not box.dead:
         left = _left_over(box)
         for wait in (0.02, 0.05, 0.1, 0.2):  # a process killed a moment ago may still be on its way out: look again

@@ -468,9 +468,12 @@ class AgentContainer:
         """Forget the last try's container facts (``fresh``, ``note``)."""
         self.fresh, self.note = None, ""
 
-    def run(self, argv: list[str], work: Path, log_path: Path, labels: dict[str, str]) -> sandbox.RunResult:
-        """Run ``argv`` as the agent (its env, network and limits; ``limits.timeout`` per run). Raises
-        StartError when a container cannot start, SandboxError when the engine fails."""
+    def run(self, argv: list[str], work: Path, log_path: Path, labels: dict[str, str],
+            last: bool = False) -> sandbox.RunResult:
+        """Run ``argv`` as the agent (its env, network and limits; ``limits.timeout`` per run). ``last``: the
+        trial's last try, after which no run is foreseen: the box is removed right after the command instead of
+        frozen (a rate-limit retry then gets a fresh one). Raises StartError when a container cannot start,
+        SandboxError when the engine fails."""
         agent = self.t.agent
         # no network: the worker's loopback-only namespace for agents (sandbox.NULL), not a new one per container
         network = sandbox.NULL if agent.network == "none" else agent.network
@@ -492,7 +495,7 @@ class AgentContainer:
             if self.why_fresh:
                 self.note = self.note or f"a fresh agent container for this try ({self.why_fresh})"
         self.fresh = new if self.fresh is None else self.fresh
-        res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path)
+        res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path, last=last)
         if not new and res.exit_code in COULD_NOT_RUN:
             # the agent may have broken the container its last try left (removed or replaced a program its
             # command needs): run the command again in a fresh one, so that is neither an error the next run
@@ -500,7 +503,7 @@ class AgentContainer:
             self.why_fresh = f"its command could not run in the last one (exit {res.exit_code})"
             self.close()
             self.fresh = None
-            return self.run(argv, work, log_path, labels)
+            return self.run(argv, work, log_path, labels, last)
         why = ("the last one was killed at its time limit" if res.timed_out
                else "the last one ran out of memory" if res.oom_killed
                else f"the last one was killed: {self.box.why_dead}" if self.box.why_dead
@@ -565,7 +568,8 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         write_atomic(in_dir / "prompt.txt", text)
         try:
             res = box.run(t.agent.argv(files, n, _test_cmd(t.task_dir)), work, t.run_dir / f"agent-{n}.log",
-                          labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]})
+                          labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]},
+                          last=n == t.tries)
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
         result["images"]["agent"]["id"] = res.image_id
