@@ -53,15 +53,32 @@ red team's fixes: pause, unpause and ``docker top`` add ~0.04 s per try), load 1
     no-op gen: median 0.198 s; one change (python-affine-cipher): 1.10 s, its proof 0.72 s, overhead 0.38 s;
     manifest counts as issue 10's table, every track.
 
-Every target met but the noop run (1.30 x, then 1.40 x with the hardening, against 1.1 x). Where its excess goes: a noop trial grades once (try 2's
-tree is try 1's), like the plain pass, and its gradings cost about the plain runs' (less for java and rust, a
-little more where fresh canaries make go and C++ compile the test package again); the excess is "other", ~0.32 s
-per trial, nearly all of it the agent's container: starting it (~0.17 s wall, ~0.19 CPU-s: measured here, a
-container's start and removal is CPU-bound, ~70 ms of it the new network namespace of `network_mode="none"`)
-and removing it, plus the grader container's create and remove. The plain script starts one container per task,
-lab two (the agent's and a fresh grader's), and with 2 jobs on 2 cores the CPU is the limit, so overlapping
-them gains nothing: the second container alone is ~0.2 s x 224 / 2 = ~22 s of the 128 s plain pass (1.17 x),
-before any grading or bookkeeping.
+Every target met but the noop run (1.30 x, then 1.40 x with the hardening, against 1.1 x). Its excess was "other",
+~0.32-0.43 s per trial: the agent's container (start, execs, freeze, removal) and the grader's create and remove.
+
+Then (lab at b53120a, load 1.0 to 5.1): graders and network-less agents on the null network (``sandbox.NULL``: a
+network-less namespace per worker thread and role, lent to one container after another, where Docker makes and
+destroys one per "none" container, ~80 ms of CPU of a container's ~170), the box's left-over check read from its
+cgroup here instead of ``docker top``, the box removed instead of frozen after the last try, jest starting from a
+V8 code cache built into the image, Go's and C++'s gradings trimmed (a linked Go cache, CMake's toolchain checks
+done at image build):
+
+    python      34 ex:   4.1 /  13.8  0.294   34 tasks: 13.1 /  7.1  [7.17, 7.09]    1.84   agent 0.09 grading 0.35 other 0.28
+    go          38 ex:   9.1 /  30.8  0.294   38 tasks: 15.3 /  8.1  [8.3, 7.96]     1.88   agent 0.09 grading 0.40 other 0.27
+    javascript  49 ex:  16.6 /  65.9  0.251   49 tasks: 24.5 / 21.8  [21.78, 21.74]  1.12   agent 0.09 grading 0.60 other 0.26
+    java        47 ex:  26.7 / 121.0  0.221   47 tasks: 48.2 / 53.9  [56.03, 51.76]  0.89   agent 0.08 grading 1.63 other 0.25
+    rust        30 ex:  28.2 /  51.7  0.545   30 tasks: 16.0 / 17.1  [16.85, 17.39]  0.94   agent 0.09 grading 0.65 other 0.26
+    cpp         26 ex:  46.9 / 129.4  0.362   26 tasks: 17.3 / 13.6  [13.61, 13.52]  1.27   agent 0.09 grading 0.90 other 0.27
+    total             131.6 / 412.6   0.319          134.3 / 121.6                  1.104
+    no-op gen: median 0.209 s; one change (python-affine-cipher): 1.25 s, its proof 0.80 s, overhead 0.45 s;
+    manifest counts as issue 10's table, every track.
+
+The noop run is at 1.104 x (target 1.1 x): what is left is the agent's container, which the plain script does not
+start (its start, ~65 ms of CPU even on the null network, two execs, a freeze and a thaw, its removal ~35 ms,
+and the trial's disk-capped scratch, ~12 ms): "other" ~0.26 s per trial with 2 jobs on 2 cores. It shows where
+gradings are short (python, go); where lab's gradings now cost less than the plain containers (java, rust,
+javascript's per-grading CPU), they pay for it. The plain script keeps Docker's own "none" network, as a plain
+script would.
 """
 from __future__ import annotations
 
