@@ -115,6 +115,37 @@ check_variables(_command_line_variables())
 if _command_line_variables() is not None:
     check_repeated(sys.argv[1:])
 
+# doit commands that run no task (the others run tasks: `doit`, `doit run ...`, `doit gen:aider`, `doit report`)
+_NO_TASKS = {"list", "info", "help", "forget", "ignore", "dumpdb", "strace", "tabcompletion", "reset-dep", "clean"}
+_HOME_LOCK: list[int] = []
+
+
+def hold_home(argv: list[str]) -> None:
+    """Take this lab home's lock (``.lab/home.lock``, an exclusive ``flock`` held until this process ends) for a
+    doit command ``argv`` (without the program) that runs tasks. Two such commands at once in one home removed
+    each other's trial scratch folders and wrote one doit database, and a sound trial ended in an error counted
+    as the agent's (seen by a newcomer); the second is refused instead. Raises SystemExit naming the command
+    that holds the lock; the kernel drops it when that process ends, killed or not."""
+    if argv[:1] and argv[0] in _NO_TASKS or _HOME_LOCK:
+        return
+    import fcntl
+
+    fd = os.open(STATE / "home.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "its process id is not recorded"
+        os.close(fd)
+        raise SystemExit(f"another lab command is running in this home ({STATE.parent}): {holder}. Wait for it to "
+                         "end, or give this one a home of its own (LAB_HOME=/another/folder); nothing was run") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()}, `doit {' '.join(argv)}`\n".encode(), 0)
+    _HOME_LOCK.append(fd)
+
+
+if _command_line_variables() is not None:
+    hold_home(sys.argv[1:])
+
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
 from doit import create_after  # noqa: E402
