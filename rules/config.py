@@ -44,16 +44,17 @@ class Limits:
         if unknown:
             raise ConfigError(f"{where}: unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
         base = cls()
-        try:
-            return cls(
-                cpus=float(raw.get("cpus", base.cpus)),
-                memory=parse_bytes(raw.get("memory", base.memory)),
-                pids=int(raw.get("pids", base.pids)),
-                timeout=float(raw.get("timeout", base.timeout)),
-                disk=parse_bytes(raw.get("disk", base.disk)),
-            )
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+        kinds = {"cpus": (float, "a number of CPUs, e.g. 2 or 0.5"), "memory": (parse_bytes, 'bytes, e.g. "4g" or "512m"'),
+                 "pids": (int, "a whole number of processes"), "timeout": (float, "seconds, e.g. 600"),
+                 "disk": (parse_bytes, 'bytes, e.g. "2g"')}
+        values = {}
+        for key, (kind, what) in kinds.items():
+            value = raw.get(key, getattr(base, key))
+            try:
+                values[key] = kind(value)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"{where}: {key} = {value!r} is not {what} ({exc})") from None
+        return cls(**values)
 
 
 def check_fields(raw: dict, known: tuple[str, ...], required: tuple[str, ...], where: str,

@@ -45,6 +45,8 @@ def test_command_placeholders_expand_files_as_arguments_or_quoted_list():
     ({"image": "noop", "command": ["x"], "usage": "magic"}, "usage 'magic' is unknown; known: aider"),
     ({"image": "noop", "command": ["x"], "limits": {"gpus": 1}}, "unknown limit(s) ['gpus']"),
     ({"image": "noop", "command": ["x"], "limits": {"timeout": 0}}, "must be positive"),
+    ({"image": "noop", "command": ["x"], "limits": {"timeout": "sixty"}}, "timeout = 'sixty' is not seconds"),
+    ({"image": "noop", "command": ["x"], "limits": {"memory": "lots"}}, "memory = 'lots' is not bytes"),
 ])
 def test_a_bad_field_names_the_agent_the_field_and_what_is_allowed(raw, message):
     with pytest.raises(AgentError) as err:
