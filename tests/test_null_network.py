@@ -133,3 +133,34 @@ def test_a_command_run_at_once_in_a_new_box_finds_it_ready(grader_image):
             assert res.exit_code == 0, res.output
         finally:
             sandbox.stop_box(box)
+
+
+NOOP_AGENT = "lab/agent-noop:latest"  # an agent image: root, Docker's default capabilities
+
+
+@docker
+def test_a_box_cannot_leave_etc_hosts_or_resolv_conf_to_the_next_box_on_its_holder():
+    """A container joining ``container:<holder>`` gets the holder's /etc/hosts, /etc/resolv.conf and /etc/hostname
+    (Docker bind-mounts the holder's files, writable unless the joining container is read-only): an agent box
+    (root, not read-only) that rewrites them leaves its text to the next agent box of the thread, another trial
+    (e.g. `localhost` pointed elsewhere, or a message). With "none" each container has files of its own."""
+    from rules import sandbox
+    from rules.config import Limits
+
+    if sandbox.image_id(NOOP_AGENT) is None:
+        pytest.skip(f"{NOOP_AGENT} is not built")
+    limits = Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60)
+    labels = {"lab.role": "null-etc-test"}
+    files = ("/etc/hosts", "/etc/resolv.conf", "/etc/hostname")
+    first = sandbox.start_box(NOOP_AGENT, network=sandbox.NULL, labels=labels, limits=limits)
+    try:
+        sandbox.box_exec(first, ["sh", "-c", "; ".join(f"echo left-by-trial-A >> {f} 2>/dev/null" for f in files)],
+                         timeout=60)
+    finally:
+        sandbox.stop_box(first)
+    second = sandbox.start_box(NOOP_AGENT, network=sandbox.NULL, labels=labels, limits=limits)
+    try:
+        seen = sandbox.box_exec(second, ["cat", *files], timeout=60).output
+    finally:
+        sandbox.stop_box(second)
+    assert "left-by-trial-A" not in seen
