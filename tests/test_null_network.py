@@ -164,3 +164,38 @@ def test_a_box_cannot_leave_etc_hosts_or_resolv_conf_to_the_next_box_on_its_hold
     finally:
         sandbox.stop_box(second)
     assert "left-by-trial-A" not in seen
+
+
+# An agent image whose /bin/sh first leaves a loopback server behind (then runs the real shell): what an agent's
+# author controls. The holder of a thread's agent namespace is started from the image of its first container.
+EVIL_SH = """#!/bin/dash
+(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 47999)); s.listen()
+while True: c = s.accept()[0]; c.sendall(b"from-the-holder"); c.close()' >/dev/null 2>&1 &)
+exec /bin/dash "$@"
+"""
+
+
+@docker
+def test_an_agent_image_cannot_run_a_process_in_the_namespace_another_agents_boxes_join():
+    """The holder runs ``sh -c BOX_IDLE`` from the image of the first container that asked for the namespace: an
+    agent image's own /bin/sh then lives in the namespace every later box of the thread and role joins (other
+    agents' trials): here a server on 127.0.0.1:47999 that the next agent's box reaches (it could as well squat the
+    ports that agent's tests need, or carry a message from one trial to the next)."""
+    from rules import sandbox
+    from rules.config import Limits
+
+    if sandbox.image_id(NOOP_AGENT) is None:
+        pytest.skip(f"{NOOP_AGENT} is not built")
+    evil = "lab/test-evil-holder:latest"
+    sandbox.build_image(evil, f"FROM {NOOP_AGENT}\nCOPY sh /usr/bin/sh.evil\n"
+                              "RUN chmod 755 /usr/bin/sh.evil && mv -f /usr/bin/sh.evil /usr/bin/sh\n",
+                        files={"sh": EVIL_SH.encode()})
+    limits = Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60)
+    labels = {"lab.role": "null-evil-test"}
+    probe = ["python3", "-c", "import socket\ntry:\n    c = socket.create_connection(('127.0.0.1', 47999), timeout=2)\n"
+                              "    print('open', c.recv(100))\nexcept OSError as e:\n    print('closed', e)\n"]
+    first = sandbox.start_box(evil, network=sandbox.NULL, labels=labels, limits=limits)
+    sandbox.stop_box(first)
+    res = sandbox.run(NOOP_AGENT, probe, network=sandbox.NULL, labels=labels, limits=limits)
+    assert res.exit_code == 0, res.output
+    assert "from-the-holder" not in res.output and "closed" in res.output
