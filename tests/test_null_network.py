@@ -199,3 +199,26 @@ def test_an_agent_image_cannot_run_a_process_in_the_namespace_another_agents_box
     res = sandbox.run(NOOP_AGENT, probe, network=sandbox.NULL, labels=labels, limits=limits)
     assert res.exit_code == 0, res.output
     assert "from-the-holder" not in res.output and "closed" in res.output
+
+
+@docker
+def test_a_grading_leaves_no_time_wait_port_that_the_next_grading_cannot_bind(grader_image):
+    """TCP connections in TIME_WAIT (the side that closed first: here a server) belong to the namespace, not to a
+    process: they outlive the container for ~60 s, and a server of the next grading on the holder that binds the
+    same port (without SO_REUSEADDR) fails with EADDRINUSE, a failure counted against that trial's agent. No
+    malice is needed: two gradings of a task whose tests serve on a fixed port, one after the other."""
+    from rules import sandbox
+    from rules.config import Limits
+
+    limits = Limits(cpus=1, memory=256 * 1024**2, pids=32, timeout=60)
+    kw = dict(network=sandbox.NULL, labels={"lab.role": "null-tw-test"}, limits=limits, read_only=True,
+              capabilities=())
+    serve = ("import socket\ns = socket.socket(); s.bind(('127.0.0.1', 47555)); s.listen()\n"
+             "for _ in range(3):\n"
+             "    c = socket.create_connection(('127.0.0.1', 47555)); a = s.accept()[0]; a.close(); c.recv(1); c.close()\n"
+             "print('served')\n")
+    bind = ("import socket\ntry:\n    socket.socket().bind(('127.0.0.1', 47555)); print('bound')\n"
+            "except OSError as e:\n    print('cannot bind', e)\n")
+    assert "served" in sandbox.run(grader_image, ["python3", "-c", serve], **kw).output
+    res = sandbox.run(grader_image, ["python3", "-c", bind], **kw)
+    assert "bound" in res.output, res.output
