@@ -240,16 +240,29 @@ def _null_network(image: str, role: str) -> str:
 
     Why it is as good as "none": a holder's namespace has no interface but its own loopback, like Docker's. It is
     lent to one container at a time (a thread starts its containers one after another, and ``run`` and
-    ``stop_box`` remove theirs, killing every process in them, before they return), so nothing of a container
-    (a process, a socket) is left in it when the next one starts; without CAP_NET_ADMIN (Docker's default set
+    ``stop_box`` remove theirs, killing every process in them, before they return), and lent again only when no
+    socket is left in it (``_holder_clean``: a closed TCP connection outlives its process), so nothing of a
+    container is left in it when the next one starts; only read-only containers get it (``_network``: the
+    holder's /etc/hosts is theirs); without CAP_NET_ADMIN (Docker's default set
     lacks it, the graders drop every capability) and with /proc/sys read-only, no container can change the
     namespace's settings. Why: Docker makes and destroys a network namespace for every "none" container, ~80 ms
     of CPU of the ~170 ms a container's start and removal costs (measured on this machine kind: 184 vs 95 ms).
-    The holders of a process are removed when it exits; those of a killed run by ``cleanup``."""
+    The holders of a process are removed when it exits; those of a killed run by ``cleanup``. A holder runs the
+    /bin/sh of the image of the first container that asked (``_start_holder``), and that shell lives on in the
+    namespace the later ones join: ``NULL`` is for images lab trusts (graders'), never an agent's."""
     if image in _no_holder:
         return "none"
     key = (threading.get_ident(), role)
     holder = _holders.get(key)
+    if holder is not None and not _holder_clean(holder):
+        with _holders_lock:
+            _holders.pop(key, None)
+        _holder_pids.pop(holder, None)
+        try:
+            client().api.remove_container(holder, force=True)
+        except docker.errors.APIError:
+            pass
+        holder = None
     if holder is None:
         try:
             holder = _start_holder(image, role)
@@ -288,7 +301,39 @@ def _start_holder(image: str, role: str) -> str:
         except docker.errors.APIError:
             pass
         raise SandboxError(f"cannot start a network holder of {image!r}: {exc}") from None
+    try:
+        _holder_pids[container.id] = int(client().api.inspect_container(container.id)["State"]["Pid"])
+    except (docker.errors.APIError, KeyError, TypeError, ValueError):
+        pass
     return container.id
+
+
+# Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
+_SOCKET_TABLES = ("tcp", "tcp6", "udp", "udp6", "raw", "raw6")
+_holder_pids: dict[str, int] = {}  # holder id -> its PID 1 as this host sees it
+
+
+def _holder_clean(holder: str) -> bool:
+    """Whether the namespace of ``holder`` has no socket left in it (read from /proc/<its PID 1>/net on this
+    host), so that it can be lent again. False when lab cannot tell (no PID known, /proc not readable: the
+    engine is elsewhere): the holder is then replaced. Why: a TCP connection closed by the side that closes
+    first stays in TIME_WAIT (~60 s), FIN_WAIT or LAST_ACK after its process and container are gone; it
+    belongs to the namespace and keeps the next container from binding its port (EADDRINUSE)."""
+    pid = _holder_pids.get(holder)
+    if not pid:
+        return False
+    if not os.path.isdir(f"/proc/{pid}/net"):
+        return False
+    for table in _SOCKET_TABLES:
+        try:
+            with open(f"/proc/{pid}/net/{table}", encoding="ascii", errors="replace") as f:
+                if len(f.read().splitlines()) > 1:
+                    return False
+        except FileNotFoundError:
+            continue  # a protocol this kernel lacks (no IPv6): no socket of it either
+        except OSError:
+            return False
+    return True
 
 
 def _holder_gone(network: str) -> bool:
@@ -330,9 +375,14 @@ def _stop_holders() -> None:
             pass
 
 
-def _network(network: str, image: str, labels: dict[str, str] | None) -> str:
-    """The Docker network mode for ``network`` (``NULL`` resolved by ``_null_network``)."""
-    return _null_network(image, (labels or {}).get("lab.role", "")) if network == NULL else network
+def _network(network: str, image: str, labels: dict[str, str] | None, read_only: bool) -> str:
+    """The Docker network mode for ``network`` (``NULL`` resolved by ``_null_network``). A container whose
+    filesystem is writable gets Docker's "none" for ``NULL``: a container joining a holder gets the holder's
+    /etc/hosts, /etc/resolv.conf and /etc/hostname, bind-mounted writable unless it is read-only, and what it
+    wrote there would be the next container's."""
+    if network != NULL:
+        return network
+    return _null_network(image, (labels or {}).get("lab.role", "")) if read_only else "none"
 
 
 def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -346,7 +396,7 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     c = client()
     LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
     all_labels = {LABEL: "1", **run_labels(), **(labels or {})}
-    mode = _network(network, image, labels)
+    mode = _network(network, image, labels, read_only)
     docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
                      for m in mounts]
     try:

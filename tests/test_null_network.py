@@ -18,7 +18,7 @@ def netns(image: str, role: str) -> tuple[str, str]:
     from rules import sandbox
     from rules.config import Limits
 
-    res = sandbox.run(image, NETNS, network=sandbox.NULL, labels={"lab.role": role},
+    res = sandbox.run(image, NETNS, network=sandbox.NULL, labels={"lab.role": role}, read_only=True,
                       limits=Limits(cpus=1, memory=256 * 1024**2, pids=32, timeout=60))
     assert res.exit_code == 0, res.output
     ns, _, names = res.output.strip().partition(" ")
@@ -54,11 +54,11 @@ def test_nothing_a_container_started_is_left_in_the_namespace_for_the_next(grade
     probe = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', 47123), timeout=2); print('open')\n"
              "except OSError as e:\n    print('closed', type(e).__name__)\n")
     same = [sandbox.run(grader_image, ["python3", "-c", serve], network=sandbox.NULL, labels={"lab.role": "null-left"},
-                        limits=limits)]
+                        limits=limits, read_only=True)]
     assert "listening" in same[0].output
     # the listener's daemon outlived its command, never its container: the next one finds the port closed
     res = sandbox.run(grader_image, ["python3", "-c", probe], network=sandbox.NULL, labels={"lab.role": "null-left"},
-                      limits=limits)
+                      limits=limits, read_only=True)
     assert res.output.strip() == "closed ConnectionRefusedError", res.output
 
 
@@ -75,7 +75,7 @@ def test_a_holder_removed_under_a_run_is_replaced(grader_image):
 
     holder = sandbox._holders[key]
     sandbox.client().api.kill(holder)  # stopped, not removed: the container is created, then cannot start
-    box = sandbox.start_box(grader_image, network=sandbox.NULL, labels={"lab.role": "null-gone"})
+    box = sandbox.start_box(grader_image, network=sandbox.NULL, labels={"lab.role": "null-gone"}, read_only=True)
     try:
         assert sandbox.box_exec(box, NETNS, timeout=60).output.split()[1:] == ["['lo']"]
         assert sandbox._holders[key] != holder
