@@ -309,7 +309,7 @@ def _start_holder(image: str, role: str) -> str:
 
 
 # Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
-_SOCKET_TABLES = ("tcp", "tcp6", "udp", "udp6", "raw", "raw6")
+_SOCKET_TABLES = ("tcp", "tcp6", "udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix")
 _holder_pids: dict[str, int] = {}  # holder id -> its PID 1 as this host sees it
 
 
