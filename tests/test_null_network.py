@@ -192,8 +192,9 @@ def test_an_agent_image_cannot_run_a_process_in_the_namespace_another_agents_box
                         files={"sh": EVIL_SH.encode()})
     limits = Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60)
     labels = {"lab.role": "null-evil-test"}
-    probe = ["python3", "-c", "import socket\ntry:\n    c = socket.create_connection(('127.0.0.1', 47999), timeout=2)\n"
-                              "    print('open', c.recv(100))\nexcept OSError as e:\n    print('closed', e)\n"]
+    probe = ["python3", "-c", ("import socket\ntry:\n"
+                               "    c = socket.create_connection(('127.0.0.1', 47999), timeout=2)\n"
+                               "    print('open', c.recv(100))\nexcept OSError as e:\n    print('closed', e)\n")]
     first = sandbox.start_box(evil, network=sandbox.NULL, labels=labels, limits=limits)
     sandbox.stop_box(first)
     res = sandbox.run(NOOP_AGENT, probe, network=sandbox.NULL, labels=labels, limits=limits)
@@ -211,11 +212,12 @@ def test_a_grading_leaves_no_time_wait_port_that_the_next_grading_cannot_bind(gr
     from rules.config import Limits
 
     limits = Limits(cpus=1, memory=256 * 1024**2, pids=32, timeout=60)
-    kw = dict(network=sandbox.NULL, labels={"lab.role": "null-tw-test"}, limits=limits, read_only=True,
-              capabilities=())
+    kw = {"network": sandbox.NULL, "labels": {"lab.role": "null-tw-test"}, "limits": limits, "read_only": True,
+          "capabilities": ()}
     serve = ("import socket\ns = socket.socket(); s.bind(('127.0.0.1', 47555)); s.listen()\n"
              "for _ in range(3):\n"
-             "    c = socket.create_connection(('127.0.0.1', 47555)); a = s.accept()[0]; a.close(); c.recv(1); c.close()\n"
+             "    c = socket.create_connection(('127.0.0.1', 47555))\n"
+             "    a = s.accept()[0]; a.close(); c.recv(1); c.close()\n"
              "print('served')\n")
     bind = ("import socket\ntry:\n    socket.socket().bind(('127.0.0.1', 47555)); print('bound')\n"
             "except OSError as e:\n    print('cannot bind', e)\n")
