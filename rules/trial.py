@@ -475,8 +475,9 @@ class AgentContainer:
         frozen (a rate-limit retry then gets a fresh one). Raises StartError when a container cannot start,
         SandboxError when the engine fails."""
         agent = self.t.agent
-        # no network: the worker's loopback-only namespace for agents (sandbox.NULL), not a new one per container
-        network = sandbox.NULL if agent.network == "none" else agent.network
+        # (never sandbox.NULL: an agent's container is writable and its image untrusted, so a namespace lent from
+        # one agent's container to the next could carry /etc/hosts or a process of the first: the red team's finding)
+        network = agent.network
         mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(self.in_dir), IN_DIR, read_only=True),
                   sandbox.Mount(str(self.out_dir), OUT_DIR)]
         if self.mode == "try":
