@@ -58,7 +58,9 @@ Every target met but the noop run (1.30 x, then 1.40 x with the hardening, again
 
 Then (lab at b53120a, load 1.0 to 5.1): graders and network-less agents on the null network (``sandbox.NULL``: a
 network-less namespace per worker thread and role, lent to one container after another, where Docker makes and
-destroys one per "none" container, ~80 ms of CPU of a container's ~170), the box's left-over check read from its
+destroys one per "none" container, ~80 ms of CPU of a container's ~170; since the red team's review after this
+card, only read-only containers of lab's own images get it, and only while no socket is left in it: the agents'
+containers are back on Docker's "none", ~80 ms of CPU more per trial, not measured by a card), the box's left-over check read from its
 cgroup here instead of ``docker top``, the box removed instead of frozen after the last try, jest starting from a
 V8 code cache built into the image, Go's and C++'s gradings trimmed (a linked Go cache, CMake's toolchain checks
 done at image build):
@@ -73,7 +75,9 @@ done at image build):
     no-op gen: median 0.209 s; one change (python-affine-cipher): 1.25 s, its proof 0.80 s, overhead 0.45 s;
     manifest counts as issue 10's table, every track.
 
-The noop run is at 1.104 x (target 1.1 x): what is left is the agent's container, which the plain script does not
+The noop run was at 1.104 x (target 1.1 x), with the agents' containers on the null network; with them back on
+Docker's "none" (the red team: a writable container of an untrusted image could leave /etc/hosts, a shell or
+TIME_WAIT ports to the next) it is estimated at ~1.17 x (0.08 CPU-s x 224 trials / 2 cores on 121.6 s), to be measured: what is left is the agent's container, which the plain script does not
 start (its start, ~65 ms of CPU even on the null network, two execs, a freeze and a thaw, its removal ~35 ms,
 and the trial's disk-capped scratch, ~12 ms): "other" ~0.26 s per trial with 2 jobs on 2 cores. It shows where
 gradings are short (python, go); where lab's gradings now cost less than the plain containers (java, rust,
