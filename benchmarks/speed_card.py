@@ -77,7 +77,8 @@ done at image build):
 
 The noop run was at 1.104 x (target 1.1 x), with the agents' containers on the null network; with them back on
 Docker's "none" (the red team: a writable container of an untrusted image could leave /etc/hosts, a shell or
-TIME_WAIT ports to the next) it is estimated at ~1.17 x (0.08 CPU-s x 224 trials / 2 cores on 121.6 s), to be measured: what is left is the agent's container, which the plain script does not
+TIME_WAIT ports to the next) it is ~1.2 x by an A/B of the python and go trials (agents on "none" 33.5 s, on the null
+network 29.2 s, 72 trials; scaled to 224), to be measured by a card: what is left is the agent's container, which the plain script does not
 start (its start, ~65 ms of CPU even on the null network, two execs, a freeze and a thaw, its removal ~35 ms,
 and the trial's disk-capped scratch, ~12 ms): "other" ~0.26 s per trial with 2 jobs on 2 cores. It shows where
 gradings are short (python, go); where lab's gradings now cost less than the plain containers (java, rust,
