@@ -255,13 +255,7 @@ def _null_network(image: str, role: str) -> str:
     key = (threading.get_ident(), role)
     holder = _holders.get(key)
     if holder is not None and not _holder_clean(holder):
-        with _holders_lock:
-            _holders.pop(key, None)
-        _holder_pids.pop(holder, None)
-        try:
-            client().api.remove_container(holder, force=True)
-        except docker.errors.APIError:
-            pass
+        _drop_holder(holder)
         holder = None
     if holder is None:
         try:
@@ -353,14 +347,21 @@ def _holder_gone(network: str) -> bool:
         running = False
     if running:
         return False
+    _drop_holder(holder)
+    return True
+
+
+def _drop_holder(holder: str) -> None:
+    """Forget the holder ``holder`` (the next ``_null_network`` of its thread and role starts another) and remove
+    its container, if it is still there."""
     with _holders_lock:
-        for k in keys:
-            _holders.pop(k, None)
+        for k in [k for k, v in _holders.items() if v == holder]:
+            del _holders[k]
+    _holder_pids.pop(holder, None)
     try:
         client().api.remove_container(holder, force=True)
     except docker.errors.APIError:
         pass
-    return True
 
 
 def _stop_holders() -> None:
