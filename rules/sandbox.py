@@ -11,8 +11,9 @@ Two ways to run a command: ``run`` starts a fresh container for it and removes i
 working directory; ``stop_box`` removes it. A trial's agent runs in one box for all its tries.
 
 No network: ``network="none"`` is Docker's own (a new network namespace per container, ~80 ms of CPU to make
-and tear down, measured here); ``NULL`` (what lab's graders and network-less agents use) is as network-less, in
-a namespace lab keeps per worker thread and role and lends to one container after another (``_null_network``).
+and tear down, measured here); ``NULL`` (what lab's graders use) and ``null_network(image)`` (what network-less
+agents use: the namespace held by a container of an image lab trusts) are as network-less, in a namespace lab
+keeps per worker thread and role and lends to one container after another (``_null_network``).
 
 Errors: ``SandboxError`` for anything the engine refused or could not do (no engine, missing image, failed
 build). Its message names the thing and the fix. A command that fails *inside* a container is not an error:
@@ -227,13 +228,27 @@ def _cap(data: bytes, cap: int = OUTPUT_CAP, elided: int = 0) -> str:
 # ---- the null network: a loopback-only network namespace per worker thread and role, lent out in turn ----
 
 NULL = "lab-null"  # a network mode of lab's own for ``run`` and ``start_box``: no network, see ``_null_network``
-_holders: dict[tuple[int, str], str] = {}  # (thread id, role) -> the id of the container holding the namespace
+_holders: dict[tuple[int, str, str], str] = {}  # (thread id, role, holder image) -> the id of the holder
 _holders_lock = threading.Lock()
 _no_holder: set[str] = set()  # images that cannot hold one (no /bin/sh): their containers get "none"
 
 
+def null_network(holder_image: str) -> str:
+    """A network mode for ``run`` and ``start_box``: ``NULL``, but with the namespace held by a container of
+    ``holder_image`` (an image lab built and trusts: its grader's) instead of one of the container's own image.
+    For containers of images lab does not trust (agents'): a holder's program lives on in the namespace the
+    thread's later containers join, so it must never be one an agent's author wrote."""
+    return f"{NULL}:{holder_image}"
+
+
+def _is_null(network: str) -> bool:
+    """Whether ``network`` is ``NULL`` or a ``null_network(...)``."""
+    return network == NULL or network.startswith(NULL + ":")
+
+
 def _null_network(image: str, role: str) -> str:
-    """The Docker network mode for a container of ``image`` asked to run with ``NULL``: ``container:<id>`` of a
+    """The Docker network mode for a container asked to run with ``NULL`` (``image``: the image its holder is
+    started from, the container's own or the one ``null_network`` names): ``container:<id>`` of a
     holder, an idle container with ``network_mode="none"`` (loopback only) kept for this thread and ``role``
     (the ``lab.role`` label: graders and agents never share one), started on first use; ``"none"`` when no
     holder can be started (an image without ``/bin/sh``).
@@ -242,17 +257,18 @@ def _null_network(image: str, role: str) -> str:
     lent to one container at a time (a thread starts its containers one after another, and ``run`` and
     ``stop_box`` remove theirs, killing every process in them, before they return), and lent again only when no
     socket is left in it (``_holder_clean``: a closed TCP connection outlives its process), so nothing of a
-    container is left in it when the next one starts; only read-only containers get it (``_network``: the
-    holder's /etc/hosts is theirs); without CAP_NET_ADMIN (Docker's default set
+    container is left in it when the next one starts; the holder's /etc/hosts, /etc/resolv.conf and
+    /etc/hostname, which Docker gives every container joining it, are read-only in every one of them (``_create``
+    mounts them so in a writable container); without CAP_NET_ADMIN (Docker's default set
     lacks it, the graders drop every capability) and with /proc/sys read-only, no container can change the
     namespace's settings. Why: Docker makes and destroys a network namespace for every "none" container, ~80 ms
     of CPU of the ~170 ms a container's start and removal costs (measured on this machine kind: 184 vs 95 ms).
     The holders of a process are removed when it exits; those of a killed run by ``cleanup``. A holder runs the
-    /bin/sh of the image of the first container that asked (``_start_holder``), and that shell lives on in the
-    namespace the later ones join: ``NULL`` is for images lab trusts (graders'), never an agent's."""
+    /bin/sh of ``image`` (``_start_holder``), and that shell lives on in the namespace the later containers join:
+    ``NULL`` is for images lab trusts (graders'); an agent's container asks for ``null_network(<grader image>)``."""
     if image in _no_holder:
         return "none"
-    key = (threading.get_ident(), role)
+    key = (threading.get_ident(), role, image)  # (never a holder of another image: it may be one lab trusts less)
     holder = _holders.get(key)
     if holder is not None and not _holder_clean(holder):
         _drop_holder(holder)
@@ -296,10 +312,20 @@ def _start_holder(image: str, role: str) -> str:
             pass
         raise SandboxError(f"cannot start a network holder of {image!r}: {exc}") from None
     try:
-        _holder_pids[container.id] = int(client().api.inspect_container(container.id)["State"]["Pid"])
+        facts = client().api.inspect_container(container.id)
+        _holder_pids[container.id] = int(facts["State"]["Pid"])
+        files = tuple((facts[key], target) for key, target in _NETWORK_FILES)
+        if all(isinstance(source, str) and source.startswith("/") for source, _ in files):
+            _holder_files[container.id] = files
     except (docker.errors.APIError, KeyError, TypeError, ValueError):
         pass
     return container.id
+
+
+# The files Docker gives a container of its network namespace: (the engine's key for the holder's file, where a
+# container sees it). A container joining a holder gets the holder's own files, writable unless it is read-only.
+_NETWORK_FILES = (("HostsPath", "/etc/hosts"), ("ResolvConfPath", "/etc/resolv.conf"), ("HostnamePath", "/etc/hostname"))
+_holder_files: dict[str, tuple[tuple[str, str], ...]] = {}  # holder id -> ((its file on the engine's host, target), ...)
 
 
 # Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
@@ -358,6 +384,7 @@ def _drop_holder(holder: str) -> None:
         for k in [k for k, v in _holders.items() if v == holder]:
             del _holders[k]
     _holder_pids.pop(holder, None)
+    _holder_files.pop(holder, None)
     try:
         client().api.remove_container(holder, force=True)
     except docker.errors.APIError:
@@ -376,14 +403,24 @@ def _stop_holders() -> None:
             pass
 
 
-def _network(network: str, image: str, labels: dict[str, str] | None, read_only: bool) -> str:
-    """The Docker network mode for ``network`` (``NULL`` resolved by ``_null_network``). A container whose
-    filesystem is writable gets Docker's "none" for ``NULL``: a container joining a holder gets the holder's
-    /etc/hosts, /etc/resolv.conf and /etc/hostname, bind-mounted writable unless it is read-only, and what it
-    wrote there would be the next container's."""
-    if network != NULL:
-        return network
-    return _null_network(image, (labels or {}).get("lab.role", "")) if read_only else "none"
+def _network(network: str, image: str, labels: dict[str, str] | None, read_only: bool) -> tuple[str, list]:
+    """The Docker network mode for ``network`` (``NULL`` and ``null_network(...)`` resolved by
+    ``_null_network``) and the mounts it needs (``docker.types.Mount``). A container joining a holder gets the
+    holder's /etc/hosts, /etc/resolv.conf and /etc/hostname, bind-mounted writable unless the container is
+    read-only, and what a writable one wrote there would be the next container's: a writable one gets them
+    mounted read-only instead (a mount of the container's own at one of them makes Docker use that one), or
+    Docker's "none" when lab does not know where they are."""
+    if not _is_null(network):
+        return network, []
+    holder_image = network.split(":", 1)[1] if network != NULL else image
+    mode = _null_network(holder_image, (labels or {}).get("lab.role", ""))
+    if read_only or mode == "none":
+        return mode, []
+    files = _holder_files.get(mode.split(":", 1)[1])
+    if files is None:
+        return "none", []
+    return mode, [docker.types.Mount(target=target, source=source, type="bind", read_only=True)
+                  for source, target in files]
 
 
 def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -397,9 +434,9 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     c = client()
     LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
     all_labels = {LABEL: "1", **run_labels(), **(labels or {})}
-    mode = _network(network, image, labels, read_only)
+    mode, network_mounts = _network(network, image, labels, read_only)
     docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
-                     for m in mounts]
+                     for m in mounts] + network_mounts
     try:
         return c.containers.create(
             image, command, detach=True, environment=env or {}, network_mode=mode, mounts=docker_mounts,
@@ -414,7 +451,7 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     except docker.errors.ImageNotFound:
         raise SandboxError(f"image {image!r} is missing; build it with `doit image`") from None
     except docker.errors.APIError as exc:
-        if network == NULL and _holder_gone(mode):
+        if _is_null(network) and _holder_gone(mode):
             return _create(image, command, mounts=mounts, env=env, network=network, limits=limits, workdir=workdir,
                            labels=labels, user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities,
                            entrypoint=entrypoint, stdin_open=stdin_open)
@@ -430,7 +467,7 @@ def _start(container, network: str, recreate) -> object:
         return container
     except docker.errors.APIError:
         mode = container.attrs.get("HostConfig", {}).get("NetworkMode", "")
-        if network != NULL or not _holder_gone(mode):
+        if not _is_null(network) or not _holder_gone(mode):
             raise
     try:
         container.remove(force=True)
@@ -456,8 +493,9 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
     ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e. ``"container:<id>"``:
-    join the network namespace of a service started with ``start_service``) or ``NULL`` (no network, like "none",
-    in the loopback-only namespace this thread keeps for the ``lab.role`` label: ``_null_network``). ``limits`` caps CPUs, memory (no
+    join the network namespace of a service started with ``start_service``), ``NULL`` (no network, like "none",
+    in the loopback-only namespace this thread keeps for the ``lab.role`` label: ``_null_network``; for images lab
+    trusts) or ``null_network(<trusted image>)`` (the same, for images it does not). ``limits`` caps CPUs, memory (no
     swap), processes and wall-clock seconds; at the timeout the whole container is killed (every process in it),
     and the result has ``timed_out`` set and ``exit_code`` None. The engine keeps at most 10 MB of output on disk;
     the result keeps ``OUTPUT_CAP`` bytes of it, and ``log_path`` (if given) receives the same capped text.

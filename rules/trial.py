@@ -475,9 +475,7 @@ class AgentContainer:
         frozen (a rate-limit retry then gets a fresh one). Raises StartError when a container cannot start,
         SandboxError when the engine fails."""
         agent = self.t.agent
-        # (never sandbox.NULL: an agent's container is writable and its image untrusted, so a namespace lent from
-        # one agent's container to the next could carry /etc/hosts or a process of the first: the red team's finding)
-        network = agent.network
+        network = agent_network(agent.network, self.t.grader_image)
         mounts = [sandbox.Mount(str(work), WORK), sandbox.Mount(str(self.in_dir), IN_DIR, read_only=True),
                   sandbox.Mount(str(self.out_dir), OUT_DIR)]
         if self.mode == "try":
@@ -522,6 +520,15 @@ class AgentContainer:
         if self.box is not None:
             box, self.box = self.box, None
             sandbox.stop_box(box)
+
+
+def agent_network(network: str, grader_image: str) -> str:
+    """The network mode an agent's container runs with, for the agent's ``network`` setting: a network-less agent
+    ("none") gets ``sandbox.null_network(grader_image)``, no network in a namespace lent from one container to the
+    next and held by a container of the grader's image (lab's own), never ``sandbox.NULL``, whose holder would
+    run the agent image's own /bin/sh in the namespace later agents' containers join (the red team's finding);
+    any other setting is the agent's own."""
+    return sandbox.null_network(grader_image) if network == "none" else network
 
 
 @contextlib.contextmanager

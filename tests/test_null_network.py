@@ -2,6 +2,7 @@
 lends to one container after another; and the box's left-over check read from its cgroup (``_top_here``)."""
 from __future__ import annotations
 
+import shlex
 import threading
 import time
 
@@ -66,7 +67,7 @@ def test_nothing_a_container_started_is_left_in_the_namespace_for_the_next(grade
 def test_a_holder_removed_under_a_run_is_replaced(grader_image):
     from rules import sandbox
 
-    key = (threading.get_ident(), "null-gone")
+    key = (threading.get_ident(), "null-gone", grader_image)
     netns(grader_image, "null-gone")
     holder = sandbox._holders[key]
     sandbox.client().api.remove_container(holder, force=True)  # another process's cleanup(only_dead_owners=False)
@@ -139,31 +140,36 @@ NOOP_AGENT = "lab/agent-noop:latest"  # an agent image: root, Docker's default c
 
 
 @docker
-def test_a_box_cannot_leave_etc_hosts_or_resolv_conf_to_the_next_box_on_its_holder():
+def test_a_box_cannot_leave_etc_hosts_or_resolv_conf_to_the_next_box_on_its_holder(grader_image):
     """A container joining ``container:<holder>`` gets the holder's /etc/hosts, /etc/resolv.conf and /etc/hostname
     (Docker bind-mounts the holder's files, writable unless the joining container is read-only): an agent box
-    (root, not read-only) that rewrites them leaves its text to the next agent box of the thread, another trial
-    (e.g. `localhost` pointed elsewhere, or a message). With "none" each container has files of its own."""
-    from rules import sandbox
+    (root, not read-only) that rewrote them would leave its text to the next agent box of the thread, another trial
+    (e.g. `localhost` pointed elsewhere, or a message). They are mounted read-only in it."""
+    from rules import sandbox, trial
     from rules.config import Limits
 
     if sandbox.image_id(NOOP_AGENT) is None:
         pytest.skip(f"{NOOP_AGENT} is not built")
     limits = Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60)
     labels = {"lab.role": "null-etc-test"}
+    network = trial.agent_network("none", grader_image)
     files = ("/etc/hosts", "/etc/resolv.conf", "/etc/hostname")
-    first = sandbox.start_box(NOOP_AGENT, network=sandbox.NULL, labels=labels, limits=limits)
+    first = sandbox.start_box(NOOP_AGENT, network=network, labels=labels, limits=limits)
     try:
-        sandbox.box_exec(first, ["sh", "-c", "; ".join(f"echo left-by-trial-A >> {f} 2>/dev/null" for f in files)],
-                         timeout=60)
+        wrote = sandbox.box_exec(first, ["sh", "-c", "; ".join(f"echo left-by-trial-A >> {f} || echo refused"
+                                                                for f in files) + "; " + shlex.join(NETNS)],
+                                 timeout=60).output
     finally:
         sandbox.stop_box(first)
-    second = sandbox.start_box(NOOP_AGENT, network=sandbox.NULL, labels=labels, limits=limits)
+    assert wrote.count("Read-only file system") == 3 and wrote.count("refused") == 3, wrote
+    second = sandbox.start_box(NOOP_AGENT, network=network, labels=labels, limits=limits)
     try:
-        seen = sandbox.box_exec(second, ["cat", *files], timeout=60).output
+        seen = sandbox.box_exec(second, ["sh", "-c", f"cat {' '.join(files)}; {shlex.join(NETNS)}"], timeout=60).output
     finally:
         sandbox.stop_box(second)
-    assert "left-by-trial-A" not in seen
+    assert "left-by-trial-A" not in seen and "localhost" in seen
+    ns = [line for line in wrote.splitlines() if line.startswith("net:")]
+    assert ns and ns[0].split()[0] in seen  # the same namespace, lent from one box to the next: what is tested
 
 
 # An agent image whose /bin/sh first leaves a loopback server behind (then runs the real shell): what an agent's
@@ -176,12 +182,13 @@ exec /bin/dash "$@"
 
 
 @docker
-def test_an_agent_image_cannot_run_a_process_in_the_namespace_another_agents_boxes_join():
+def test_an_agent_image_cannot_run_a_process_in_the_namespace_another_agents_boxes_join(grader_image):
     """The holder runs ``sh -c BOX_IDLE`` from the image of the first container that asked for the namespace: an
     agent image's own /bin/sh then lives in the namespace every later box of the thread and role joins (other
     agents' trials): here a server on 127.0.0.1:47999 that the next agent's box reaches (it could as well squat the
-    ports that agent's tests need, or carry a message from one trial to the next)."""
-    from rules import sandbox
+    ports that agent's tests need, or carry a message from one trial to the next). An agent's container asks for
+    ``null_network(<grader image>)``: its holder is lab's."""
+    from rules import sandbox, trial
     from rules.config import Limits
 
     if sandbox.image_id(NOOP_AGENT) is None:
@@ -192,14 +199,18 @@ def test_an_agent_image_cannot_run_a_process_in_the_namespace_another_agents_box
                         files={"sh": EVIL_SH.encode()})
     limits = Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60)
     labels = {"lab.role": "null-evil-test"}
-    probe = ["python3", "-c", ("import socket\ntry:\n"
+    probe = ["python3", "-c", ("import os, socket\nprint(os.readlink('/proc/self/ns/net'))\ntry:\n"
                                "    c = socket.create_connection(('127.0.0.1', 47999), timeout=2)\n"
                                "    print('open', c.recv(100))\nexcept OSError as e:\n    print('closed', e)\n")]
-    first = sandbox.start_box(evil, network=sandbox.NULL, labels=labels, limits=limits)
+    network = trial.agent_network("none", grader_image)  # what an agent's container runs with
+    assert network != sandbox.NULL and grader_image in network
+    first = sandbox.start_box(evil, network=network, labels=labels, limits=limits)
+    first_ns = sandbox.box_exec(first, NETNS, timeout=60).output.split()[0]
     sandbox.stop_box(first)
-    res = sandbox.run(NOOP_AGENT, probe, network=sandbox.NULL, labels=labels, limits=limits)
+    res = sandbox.run(NOOP_AGENT, probe, network=network, labels=labels, limits=limits)
     assert res.exit_code == 0, res.output
     assert "from-the-holder" not in res.output and "closed" in res.output
+    assert first_ns in res.output  # the second joined the namespace the first had: it could have been reached
 
 
 @docker
