@@ -45,7 +45,7 @@ USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N
 NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
 FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings",
           "errors", "service", "container")
-# how a trial runs the agent's container: "trial" one container for all its tries (each try an exec in it),
+# how a trial runs the agent's container: "trial" one container for all its tries (each try a command run in it),
 # "try" a fresh container for each try
 CONTAINER_MODES = ("trial", "try")
 REQUIRED = ("image", "command")

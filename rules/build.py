@@ -135,8 +135,9 @@ def prove_batch_staged(builds: list[Path], *, image: str, limits: Limits, stamp:
             build, digest = inputs[task]
             write_json(build / BATCH_PROOF, {"inputs": digest, "proof": record})
         done += len(records)
-    print(f"[batch] {done} of {len(items)} tasks proven together in {time.monotonic() - start:.0f}s; the others "
-          f"are proven alone", file=out, flush=True)
+    rest = "" if done == len(items) else f"; the other {len(items) - done} are proven alone"
+    print(f"[batch] {done} of {len(items)} tasks proven together in {time.monotonic() - start:.0f}s{rest}",
+          file=out, flush=True)
     return done
 
 

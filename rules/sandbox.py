@@ -6,9 +6,10 @@ functions: ``ensure_base_image``, ``build_image``, ``image_id``, ``run``, ``star
 ``stop_box``, ``start_service``, ``stop`` and ``cleanup``.
 
 Two ways to run a command: ``run`` starts a fresh container for it and removes it after (~0.17 s even for
-``true``); a *box* (``start_box``) is a long-lived container kept idle by a tiny PID 1 of its own, in which
-``box_exec`` runs one command after another (~0.05 s each), each with the container's environment, user and
-working directory; ``stop_box`` removes it. A trial's agent runs in one box for all its tries.
+``true``); a *box* (``start_box``) is a long-lived container whose PID 1, a small shell loop of lab's, runs one
+command after another as lab sends them on its stdin (``box_exec``: ~3 ms each, where ``docker exec`` costs ~30 ms
+of CPU), each with the container's environment, user and working directory; ``stop_box`` removes it. A trial's
+agent runs in one box for all its tries.
 
 No network: ``network="none"`` is Docker's own (a new network namespace per container, ~80 ms of CPU to make
 and tear down, measured here); ``NULL`` (what lab's graders use) and ``null_network(image)`` (what network-less
@@ -28,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -329,7 +330,10 @@ _holder_files: dict[str, tuple[tuple[str, str], ...]] = {}  # holder id -> ((its
 
 
 # Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
-_SOCKET_TABLES = ("tcp", "tcp6", "udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix")
+# TCP's tables are not read (the kernel walks its whole connection hash for them: ~4 ms each, measured here): the
+# namespace's counts in sockstat say the same (``_holder_clean``).
+_SOCKET_TABLES = ("udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix")
+_SOCKET_COUNTS = ("sockstat", "sockstat6")  # "TCP: inuse 0 orphan 0 tw 0 alloc 1 mem 0", ...: this namespace's
 _holder_pids: dict[str, int] = {}  # holder id -> its PID 1 as this host sees it
 
 
@@ -344,6 +348,16 @@ def _holder_clean(holder: str) -> bool:
         return False
     if not os.path.isdir(f"/proc/{pid}/net"):
         return False
+    for counts in _SOCKET_COUNTS:  # every protocol's sockets in use (TCP's in any state but TIME_WAIT), and
+        try:                        # TCP's in TIME_WAIT ("tw"); "orphan", "alloc", "mem" count the whole host's
+            with open(f"/proc/{pid}/net/{counts}", encoding="ascii", errors="replace") as f:
+                words = f.read().split()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        if any(word in ("inuse", "tw") and value != "0" for word, value in zip(words, words[1:])):
+            return False
     for table in _SOCKET_TABLES:
         try:
             with open(f"/proc/{pid}/net/{table}", encoding="ascii", errors="replace") as f:
@@ -427,9 +441,10 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
             network: str = "none", limits: Limits = Limits(), workdir: str | None = None,
             labels: dict[str, str] | None = None, user: str | None = None, read_only: bool = False,
             tmpfs: dict[str, str] | None = None, capabilities: tuple[str, ...] | None = None,
-            entrypoint: list[str] | None = None, stdin_open: bool = False):
+            entrypoint: list[str] | None = None, stdin_open: bool = False, logs: bool = True):
     """Create (not start) a container of ``image`` with lab's labels, limits (CPUs, memory without swap,
-    processes), log configuration and hardening options: the one place ``run`` and ``start_box`` share.
+    processes), log configuration (``logs``: the engine keeps the output, at most 10 MB, else none) and
+    hardening options: the one place ``run`` and ``start_box`` share.
     Raises SandboxError when the image is missing or the engine refuses."""
     c = client()
     LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
@@ -446,7 +461,9 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
             **({"cap_drop": ["ALL"], "cap_add": list(capabilities), "security_opt": ["no-new-privileges"]}
                if capabilities is not None else {}),
             nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
-            pids_limit=limits.pids, log_config=LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}),
+            pids_limit=limits.pids,
+            log_config=(LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}) if logs
+                        else LogConfig(type="none")),
         )
     except docker.errors.ImageNotFound:
         raise SandboxError(f"image {image!r} is missing; build it with `doit image`") from None
@@ -454,7 +471,7 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
         if _is_null(network) and _holder_gone(mode):
             return _create(image, command, mounts=mounts, env=env, network=network, limits=limits, workdir=workdir,
                            labels=labels, user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities,
-                           entrypoint=entrypoint, stdin_open=stdin_open)
+                           entrypoint=entrypoint, stdin_open=stdin_open, logs=logs)
         raise SandboxError(f"cannot create a container of {image!r}: {exc}") from None
 
 
@@ -550,21 +567,54 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     return result
 
 
-# ---- a box: one long-lived container in which commands are exec'd one after another ----
+# ---- a box: one long-lived container in which commands run one after another ----
 
-# PID 1 of a box: idles in `wait` (which also reaps the orphans a command leaves behind) for a subshell of its own
-# that blocks reading the container's stdin (held open by the engine, nothing writes to it): after it starts,
-# PID 1 runs no program from the box's filesystem, which the agent may have replaced (a `sleep` of its own would
-# be started by PID 1 after every command's kill, looking like the idle one). It sets no signal
-# handler, so nothing inside the box can stop it (the kernel drops unhandled signals sent to a namespace's
-# init from inside it); lab removes the box with SIGKILL from outside.
-BOX_IDLE = "exec 3<&0; while :; do (read -r _ <&3) & wait $!; done"  # (a background job's own stdin is /dev/null)
-# Each exec runs the command under this: when it ends, every other process in the box (what the command left
-# running in the background) is killed, so nothing keeps writing to the work tree after the command returned,
-# and the exec's output stream ends at once. Exit code: the command's (127/126 when it cannot run). `kill -1`
-# reaches only the box's own processes: every box has a PID namespace of its own (``_create`` never shares one).
-# Killed again while any is left (a process forked during one pass escapes it), at most 100 passes.
-BOX_EXEC = '"$@"; rc=$?; n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; exit $rc'
+# PID 1 of a box (``sh -c BOX_IDLE sh <the box's marker>``): lab sends each command on the container's stdin, one
+# line of shell words (``_line``). PID 1 idles in `wait` (which also reaps the orphans a command leaves behind)
+# for a subshell of its own that blocks reading that line, then runs the command (`exec`: a program, never a
+# builtin of the shell) with stdin from /dev/null; when it ends, every other process in the box (what the command
+# left running in the background) is killed (`kill -9 -1` reaches every process of the box's own pid namespace
+# but its init and the caller: every box has one, ``_create`` never shares it; again while any is left, at most
+# 100 passes), and the subshell writes the end line ``\n<marker> <n> <exit code>\n`` on stdout and on stderr (the
+# two streams reach lab apart: each has all of the command's output once its end line came). If the subshell
+# dies before (the command killed it), PID 1 writes the end line with the subshell's status. ``n`` counts the
+# box's commands, so an end line left over from an earlier command is never taken for this one's. A command
+# that writes an end line of its own only ends its run early: lab then finds its processes running and kills
+# the box (``box_exec``). No program from the box's filesystem runs but the command itself: the agent may have
+# replaced any of them. PID 1 sets no signal handler, so nothing inside the box can stop it (the kernel drops
+# unhandled signals sent to a namespace's init from inside it); lab removes the box with SIGKILL from outside.
+# Stdin stays open for the container's life (``stdin_open``, never "once"); at its end (it cannot come while
+# the box runs) PID 1 exits, and the box is found stopped.
+BOX_IDLE = ('exec 3<&0; id=$1; k=0; nl=$(printf "\\n_"); nl=${nl%_}; '
+            'while :; do k=$((k+1)); (read -r line <&3 || exit 99; eval "set -- $line"; '
+            '(exec "$@") </dev/null 3<&-; rc=$?; n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
+            'printf "\\n%s %s %s\\n" "$id" "$k" "$rc"; printf "\\n%s %s %s\\n" "$id" "$k" "$rc" >&2) & wait $!; s=$?; '
+            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && { printf "\\n%s %s %s\\n" "$id" "$k" "$s"; '
+            'printf "\\n%s %s %s\\n" "$id" "$k" "$s" >&2; }; done')
+
+
+def _word(arg: str) -> str:
+    """``arg`` as one word of the line ``BOX_IDLE`` reads (with ``read -r``, then ``eval``): single-quoted, a
+    newline as ``$nl`` (the line must stay one line) and any other control character through ``printf`` (none
+    reaches the engine's attach stream, where a detach key sequence would end it)."""
+    out = []
+    for ch in arg:
+        if ch == "'":
+            out.append("'\\''")
+        elif ch == "\n":
+            out.append("'\"$nl\"'")
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"'\"$(printf '\\{ord(ch):03o}')\"'")
+        else:
+            out.append(ch)
+    return "'" + "".join(out) + "'"
+
+
+def _line(command: list[str]) -> bytes:
+    """The line that makes a box's PID 1 (``BOX_IDLE``) run ``command`` (exec form)."""
+    if not command or any("\0" in a for a in command):
+        raise SandboxError(f"cannot run {command!r} in a box: a command needs a program and no NUL byte")
+    return (" ".join(_word(a) for a in command) + "\n").encode("utf-8", "surrogateescape")
 
 
 @dataclass
@@ -585,6 +635,10 @@ class Box:
     paused: bool = False  # frozen between commands (``box_exec``): nothing in it runs while lab reads its folders
     procs: str | None = None  # its cgroup's process list on this host, when lab can read it (``_procs_file``)
     init: int = 0  # its PID 1 as this host sees it (with ``procs``)
+    marker: str = ""  # what its end lines start with (``BOX_IDLE``)
+    sent: int = 0  # commands sent to it so far
+    stream: object = None  # the engine's attach socket: its stdin, and its stdout and stderr as frames
+    unread: bytearray = field(default_factory=bytearray)  # bytes read from ``stream``, not yet a whole frame
 
 
 def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -592,59 +646,40 @@ def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] |
               labels: dict[str, str] | None = None, user: str | None = None, read_only: bool = False,
               tmpfs: dict[str, str] | None = None, capabilities: tuple[str, ...] | None = None) -> Box:
     """Start a container of ``image`` that idles (its PID 1 is ``sh -c BOX_IDLE``, the image's entrypoint and
-    command are not used) until ``stop_box``; run commands in it with ``box_exec``. Mounts, environment,
+    command are not used; the engine keeps no log of it: lab reads its output as it comes) until ``stop_box``;
+    run commands in it with ``box_exec``. Mounts, environment,
     network, limits (CPUs, memory without swap, processes: the idle PID 1 and its subshell take two of them;
     ``limits.timeout`` is not used here, each ``box_exec`` has its own), labels, user and hardening are those of
     ``run``; each exec inherits the environment and gets ``workdir`` and ``user``.
 
     Raises SandboxError when the image is missing or the container cannot be created, StartError when it
     cannot start (an image without ``/bin/sh`` cannot hold a box: run its commands with ``run`` instead)."""
+    import secrets
+
     since = int(time.time()) - 1
+    marker = f"lab-end-{secrets.token_hex(8)}"
 
     def create():
-        return _create(image, None, entrypoint=["sh", "-c", BOX_IDLE], stdin_open=True, mounts=mounts, env=env,
-                       network=network, limits=limits, workdir=workdir, labels={f"{LABEL}.box": "1", **(labels or {})},
-                       user=user, read_only=read_only, tmpfs=tmpfs, capabilities=capabilities)
+        return _create(image, None, entrypoint=["sh", "-c", BOX_IDLE, "sh", marker], stdin_open=True, mounts=mounts,
+                       env=env, network=network, limits=limits, workdir=workdir,
+                       labels={f"{LABEL}.box": "1", **(labels or {})}, user=user, read_only=read_only, tmpfs=tmpfs,
+                       capabilities=capabilities, logs=False)
 
     container = create()
     box = Box(id=container.id, image=image, image_id=container.attrs.get("Image", ""), workdir=workdir, user=user,
-              since=since)
+              since=since, marker=marker)
     try:
         container = _start(container, network, create)
         box.id = container.id
+        # (nothing is written before the first command: attaching after the start loses nothing)
+        box.stream = client().api.attach_socket(box.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1,
+                                                                "detachKeys": "ctrl-@"})
     except docker.errors.APIError as exc:
         stop_box(box)
         hint = " (the image has no /bin/sh to keep a box alive)" if "sh" in str(exc) and "not found" in str(exc) else ""
         raise StartError(f"cannot start a container of {image!r}{hint}: {exc}") from None
     box.procs, box.init = _procs_file(box.id)
-    _await_idle(box)
     return box
-
-
-def _await_idle(box: Box, limit: float = 10.0) -> None:
-    """Wait (at most ``limit`` seconds) until the box's PID 1 runs its idle shell. The engine's start returns
-    when the runtime has told the container's init to run its command, maybe before it has: a command exec'd in
-    that moment finds ``/proc/1/exe`` unreadable (the runtime's init is not dumpable until its execve), and fails
-    with 126 "stat /proc/1/exe: permission denied" (seen here once in ~150 starts): an infrastructure fault that
-    would be counted as the agent's. Read from ``/proc`` when the engine is local, else from ``docker top``.
-    Returns at once when the box is gone (the command's exec then says so)."""
-    deadline, pause = time.monotonic() + limit, 0.001
-    while time.monotonic() < deadline:
-        if box.init:
-            try:
-                if BOX_IDLE.encode() in Path(f"/proc/{box.init}/cmdline").read_bytes():
-                    return
-            except OSError:
-                return
-        else:
-            try:
-                top = client().api.top(box.id)
-            except docker.errors.APIError:
-                return
-            if any(BOX_IDLE in str(row[-1]) for row in top.get("Processes") or []):
-                return
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
 
 
 def _procs_file(container_id: str) -> tuple[str | None, int]:
@@ -727,23 +762,22 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
 
     The output (stdout and stderr) is read as it comes and kept as ``run`` keeps it (``OUTPUT_CAP`` bytes, the
     middle elided; also written to ``log_path``); ``output_bytes`` counts every byte. When the command ends,
-    whatever it left running in the box is killed (``BOX_EXEC``). At the timeout the whole container is killed
+    whatever it left running in the box is killed (``BOX_IDLE``). At the timeout the whole container is killed
     and removed (every process in it), the result has ``timed_out`` set and ``exit_code`` None, and the box is
     ``dead``. ``oom_killed``: the engine reported an OOM kill in the box while this command ran, counted from
-    Docker's ``oom`` events (an exec has no OOM flag of its own, and on Docker 20.10 with cgroup v1, measured
+    Docker's ``oom`` events (a command in a box has no OOM flag of its own, and on Docker 20.10 with cgroup v1, measured
     here, the container's ``State.OOMKilled`` stays false while PID 1 lives and turns true, for good, only when
     the container is killed later: it cannot tell which command ran out of memory). A box found stopped after
     the command (its PID 1 killed) is marked ``dead`` too, and so is a box in which a process outlived the
-    command (one ``BOX_EXEC``'s kill cannot reach: another user's), which lab kills (``why_dead`` says so):
+    command (one ``BOX_IDLE``'s kill cannot reach: another user's, or one that ended its run early by writing
+    an end line of its own), which lab kills (``why_dead`` says so):
     nothing a command started runs on after it, whatever its user. Between commands the box is frozen (``docker
     pause``; the next ``box_exec`` resumes it): a process that escaped both (PID 1 under ``ptrace``) cannot touch the mounted folders while
     the caller reads them. ``last``: the caller runs nothing more in this box; instead of being checked and
     frozen it is killed and removed at once (dead, ``why_dead`` says so), which is cheaper (~15 ms) and stronger.
 
-    Raises SandboxError when the box is dead or gone, or the engine refuses the exec."""
-    import threading
-
-    import docker.utils.socket as dsock
+    Raises SandboxError when the box is dead or gone, or the command cannot be sent to it."""
+    import re
 
     if box.dead:
         raise SandboxError(f"the box {box.id[:12]} of {box.image!r} is dead (killed or stopped); start another")
@@ -755,57 +789,56 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
             box.dead = not box_alive(box)
             raise SandboxError(f"cannot resume the box {box.id[:12]} of {box.image!r}: {exc}") from None
         box.paused = False
+    line = _line(command)
+    box.sent += 1
+    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d+)\n")
+    hold = len(box.marker) + 32  # bytes of a stream held back while they may be the start of its end line
+    out, codes, held = _Capped(), {}, {1: b"", 2: b""}
     start = time.monotonic()
+    sock = _raw_socket(box.stream)
     try:
-        # the shell of PID 1 (its binary as it was when the box started), not the box's `sh`: the agent may have
-        # replaced that with one that skips the kill
-        exec_id = api.exec_create(box.id, ["/proc/1/exe", "-c", BOX_EXEC, "sh", *command], stdout=True, stderr=True,
-                                  workdir=box.workdir, user=box.user or "")["Id"]
-        sock = api.exec_start(exec_id, socket=True)
-    except docker.errors.APIError as exc:
+        sock.sendall(line)
+    except (OSError, AttributeError) as exc:
         box.dead = not box_alive(box)
-        raise SandboxError(f"cannot run a command in the box {box.id[:12]} of {box.image!r}: {exc}") from None
-    for s in (sock, getattr(sock, "_sock", None)):  # the client's 300 s read timeout must not cut a quiet command
-        if hasattr(s, "settimeout"):
-            s.settimeout(None)
-    out = _Capped()
-
-    def read() -> None:
-        try:
-            for _stream, data in dsock.frames_iter(sock, tty=False):
-                out.add(data)
-        except (OSError, ValueError):
-            pass  # the box was killed under the stream
-
-    reader = threading.Thread(target=read, name=f"lab-box-{box.id[:12]}", daemon=True)
-    reader.start()
-    reader.join(timeout)
-    exit_code: int | None = None
-    pause = 0.002
-    while not reader.is_alive():  # the stream can end a moment before the engine records the exit
-        info = api.exec_inspect(exec_id)
-        if not info.get("Running"):
-            exit_code = info.get("ExitCode")
-            break
-        if time.monotonic() - start > timeout:
-            break
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
-    timed_out = exit_code is None
+        raise SandboxError(f"cannot send a command to the box {box.id[:12]} of {box.image!r}: {exc}") from None
+    timed_out = False
+    try:
+        for stream, data in _frames(box, sock, start + timeout):
+            if stream not in held or stream in codes:
+                continue
+            data = held[stream] + data
+            found = end.search(data)
+            if found:
+                out.add(data[:found.start()])
+                held[stream] = b""
+                codes[stream] = int(found.group(1))
+                if len(codes) == 2:
+                    break
+            else:
+                out.add(data[:-hold])
+                held[stream] = data[-hold:]
+    except TimeoutError:
+        timed_out = True
+    for stream in (1, 2):
+        if stream not in codes:
+            out.add(held[stream])
+    exit_code: int | None = codes.get(1, codes.get(2))
     if timed_out:
         _kill(box)
-        reader.join(60)
+        exit_code = None
+    elif len(codes) < 2:  # the stream ended without its end lines: the box stopped under the command (or lab
+        try:              # lost its stream to it, and cannot run anything more in it)
+            exit_code = int(api.inspect_container(box.id)["State"]["ExitCode"]) or 137
+        except (docker.errors.APIError, KeyError, TypeError, ValueError):
+            exit_code = 137
+        _kill(box)
     seconds = time.monotonic() - start
-    try:
-        sock.close()
-    except OSError:
-        pass
     oom = _oom_events(box)
     if exit_code is None or exit_code >= 128 or oom:
         box.dead = box.dead or not box_alive(box)
     if last and not box.dead:
         box.why_dead = "lab removes it after its last command"
-        _kill(box)
+        box.dead = True  # (``stop_box`` below kills it as it removes it)
     if not box.dead:
         left = _left_over(box)
         for wait in (0.02, 0.05, 0.1, 0.2):  # a process killed a moment ago may still be on its way out: look again
@@ -813,7 +846,7 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
                 break
             time.sleep(wait)
             left = _left_over(box)
-        if left:  # BOX_EXEC's kill could not reach it (another user's process): the whole box goes
+        if left:  # BOX_IDLE's kill could not reach it (another user's process): the whole box goes
             box.why_dead = f"a process outlived the command ({left[0][:80]})"
             _kill(box)
     if not box.dead:
@@ -826,6 +859,49 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         from rules.files import write_atomic
         write_atomic(log_path, result.output)
     return result
+
+
+def _raw_socket(stream):
+    """The socket under the engine's attach stream (``attach_socket`` gives a ``socket.SocketIO`` on a local
+    engine, the socket itself over TLS)."""
+    return getattr(stream, "_sock", stream)
+
+
+def _frames(box: Box, sock, deadline: float):
+    """The frames (stream number 1 or 2, bytes) the engine sends on ``box``'s attach stream (each an 8-byte
+    header: stream, three zero bytes, big-endian length; then the data), read from ``sock`` in this thread until
+    it ends (the box stopped) or the caller stops taking them; what was read past the last frame taken waits in
+    ``box.unread`` for the next command. Raises TimeoutError at ``deadline`` (``time.monotonic()``)."""
+    import select
+    import struct
+
+    buf = box.unread
+    while True:
+        while len(buf) >= 8:
+            stream, size = struct.unpack(">BxxxL", bytes(buf[:8]))
+            if len(buf) < 8 + size:
+                break
+            data = bytes(buf[8:8 + size])
+            del buf[:8 + size]
+            yield stream, data
+        pending = getattr(sock, "pending", None)  # (a TLS socket may hold decrypted bytes select cannot see)
+        if not (pending and pending()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            poll = select.poll()
+            poll.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+            if not poll.poll(min(left, 3600) * 1000):
+                continue  # (the deadline is looked at again)
+        try:
+            data = sock.recv(1 << 16)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            return  # the box was removed under the stream
+        if not data:
+            return
+        buf += data
 
 
 def _left_over(box: Box) -> list[str]:
@@ -911,6 +987,12 @@ def stop_box(box: Box) -> None:
     """Remove the box's container (killing every process in it) and mark it dead; a box already removed is
     fine (idempotent)."""
     box.dead = True
+    stream, box.stream = box.stream, None
+    if stream is not None:
+        try:
+            stream.close()
+        except OSError:
+            pass
     try:
         client().api.remove_container(box.id, force=True)
     except docker.errors.NotFound:

@@ -12,7 +12,7 @@ as it was) and followed the same way. A try that leaves the work tree byte-ident
 draw of a flaky test. The scratch folder (stub, work tree, in and out folders) is a filesystem
 of the agent's ``disk`` limit (``rules.disk``), so an agent cannot fill the host's disk.
 
-One agent container per trial (``AgentContainer``): each try is an exec in the container the first try started,
+One agent container per trial (``AgentContainer``): each try is a command run in the container the first try started,
 so what the agent leaves outside the work tree (``/tmp``, its home) is still there on the next try, as it is
 for Aider's own benchmark, which keeps one aider process for both tries; nothing it started runs on after its
 try, and the container is frozen between tries (nothing in it runs while lab archives, digests and grades the
@@ -446,7 +446,7 @@ def _test_cmd(task_dir: Path) -> str:
 class AgentContainer:
     """The agent's container of one trial (``agent_container``). In mode "trial" (the default) one box
     (``sandbox.start_box``) serves all the tries: started at the first run, each run (a try, or a rate-limit
-    retry) is an exec in it (``sandbox.box_exec``), so files outside the work tree, ``/tmp`` and the agent's
+    retry) is a command run in it (``sandbox.box_exec``), so files outside the work tree, ``/tmp`` and the agent's
     home last from one try to the next. A run that timed out (the box is killed with it), was OOM-killed or
     found the box stopped leaves the next run a fresh box, and that try's note says so. In mode "try"
     (``container = "try"`` in the agent's definition) every run has a fresh container (``sandbox.run``).

@@ -247,11 +247,16 @@ shift 3; "$@"; rc=$?
 exit $rc
 """
 def _launch_c() -> str:
-    """A launcher that leaves /tmp/writer running, orphaned (its parent PID 1), as ``sh -c BOX_IDLE``."""
-    from rules.sandbox import BOX_IDLE
+    """A launcher that leaves /tmp/writer running, orphaned (its parent PID 1), under PID 1's own command line
+    (``sh -c BOX_IDLE sh <the box's marker>``, copied from /proc/1/cmdline): what the idle subshell looks like."""
+    return ("#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n"
+            "int main(void) { if (fork() == 0) { setsid(); if (fork() == 0) {\n"
+            "  static char buf[65536]; char *argv[64]; int n = 0; FILE *f = fopen(\"/proc/1/cmdline\", \"r\");\n"
+            "  size_t len = fread(buf, 1, sizeof buf - 1, f);\n"
+            "  for (size_t i = 0; i < len && n < 63; i += strlen(buf + i) + 1) argv[n++] = buf + i;\n"
+            "  argv[n] = 0; execv(\"/tmp/writer\", argv); } }\n  return 0; }\n")
 
-    return ("#include <unistd.h>\nint main(void) { if (fork() == 0) { setsid(); if (fork() == 0) {\n"
-            f'  char *argv[] = {{"sh", "-c", "{BOX_IDLE}", 0}}; execv("/tmp/writer", argv); }} }}\n  return 0; }}\n')
+
 WRITER_C = r"""#include <stdio.h>
 #include <unistd.h>
 int main(void) { for (;;) { FILE *o = fopen("/work/late.txt", "a"); if (o) { fputs("late\n", o); fclose(o); }
@@ -347,9 +352,10 @@ int kill(pid_t pid, int sig) { errno = ESRCH; return -1; }
 
 @docker
 def test_a_preloaded_library_does_not_skip_the_kill_after_the_command(grader_image, tmp_path):
-    """Hole (fixed): /etc/ld.so.preload made PID 1's shell (the next command's wrapper) load a `kill` that does
-    nothing, so a process left under the idle subshell's command line ran on into the trial's later commands.
-    PID 1 runs one idle subshell at a time: a second one is a leftover, and the box is killed."""
+    """Hole (fixed): /etc/ld.so.preload made PID 1's shell (the next command's wrapper, when commands were
+    ``docker exec``'d) load a `kill` that does nothing, so a process left under the idle subshell's command line
+    ran on into the trial's later commands. Now PID 1's own subshell (a fork: no library is loaded anew) kills
+    it; and PID 1 runs one idle subshell at a time, so a second one would be a leftover, and the box killed."""
     from rules import sandbox
 
     work = tmp_path / "work"
@@ -363,9 +369,16 @@ def test_a_preloaded_library_does_not_skip_the_kill_after_the_command(grader_ima
                                          "echo /usr/local/lib/nokill.so > /etc/ld.so.preload && echo ok"],
                                    timeout=120)
         assert "ok" in planted.output, planted.output
-        launched = sandbox.box_exec(box, ["/tmp/launch"], timeout=60)  # under a shell that cannot kill
+        launched = sandbox.box_exec(box, ["/tmp/launch"], timeout=60)  # every new program loads the `kill`
         assert launched.exit_code == 0
-        assert box.dead and "a process outlived the command (sh -c exec 3<&0;" in box.why_dead, box.why_dead
+        if box.dead:  # the writer outlived the kill: the box went with it
+            assert "a process outlived the command (sh -c exec 3<&0;" in box.why_dead, box.why_dead
+        else:  # the writer was killed with the command: nothing writes during the next one
+            (work / "late.txt").unlink(missing_ok=True)
+            res = sandbox.box_exec(box, ["/usr/bin/dash", "-c", "/usr/bin/sleep 1; test -e /work/late.txt && echo LATE"],
+                                   timeout=60)
+            assert res.exit_code == 1 and "LATE" not in res.output, res.output
+            assert not (work / "late.txt").exists()
     finally:
         sandbox.stop_box(box)
 
