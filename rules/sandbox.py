@@ -639,6 +639,7 @@ class Box:
     sent: int = 0  # commands sent to it so far
     stream: object = None  # the engine's attach socket: its stdin, and its stdout and stderr as frames
     unread: bytearray = field(default_factory=bytearray)  # bytes read from ``stream``, not yet a whole frame
+    removed: bool = False  # ``stop_box`` removed it (asking the engine again would only be told it is gone)
 
 
 def start_box(image: str, *, mounts: Iterable[Mount] = (), env: dict[str, str] | None = None,
@@ -987,6 +988,8 @@ def stop_box(box: Box) -> None:
     """Remove the box's container (killing every process in it) and mark it dead; a box already removed is
     fine (idempotent)."""
     box.dead = True
+    if box.removed:
+        return
     stream, box.stream = box.stream, None
     if stream is not None:
         try:
@@ -1000,6 +1003,7 @@ def stop_box(box: Box) -> None:
     except docker.errors.APIError as exc:
         if "already in progress" not in str(exc):
             raise SandboxError(f"cannot remove the box {box.id[:12]} of {box.image!r}: {exc}") from None
+    box.removed = True
 
 
 @dataclass(frozen=True)
