@@ -577,7 +577,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 # but its init and the caller: every box has one, ``_create`` never shares it; again while any is left, at most
 # 100 passes), and the subshell writes the end line ``\n<marker> <n> <exit code>\n`` on stdout and on stderr (the
 # two streams reach lab apart: each has all of the command's output once its end line came). If the subshell
-# dies before (the command killed it), PID 1 writes the end line with the subshell's status. ``n`` counts the
+# dies before (the command killed it), PID 1 kills every other process itself (a command that killed its
+# subshell leaves nothing running either) and writes the end line with the subshell's status. ``n`` counts the
 # box's commands, so an end line left over from an earlier command is never taken for this one's. A command
 # that writes an end line of its own only ends its run early: lab then finds its processes running and kills
 # the box (``box_exec``). No program from the box's filesystem runs but the command itself: the agent may have
@@ -589,7 +590,8 @@ BOX_IDLE = ('exec 3<&0; id=$1; k=0; nl=$(printf "\\n_"); nl=${nl%_}; '
             'while :; do k=$((k+1)); (read -r line <&3 || exit 99; eval "set -- $line"; '
             '(exec "$@") </dev/null 3<&-; rc=$?; n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
             'printf "\\n%s %s %s\\n" "$id" "$k" "$rc"; printf "\\n%s %s %s\\n" "$id" "$k" "$rc" >&2) & wait $!; s=$?; '
-            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && { printf "\\n%s %s %s\\n" "$id" "$k" "$s"; '
+            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && { n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
+            'printf "\\n%s %s %s\\n" "$id" "$k" "$s"; '
             'printf "\\n%s %s %s\\n" "$id" "$k" "$s" >&2; }; done')
 
 
@@ -708,8 +710,9 @@ def _procs_file(container_id: str) -> tuple[str | None, int]:
 
 
 def _top_here(procs: str, init: int) -> dict | None:
-    """``docker top``'s answer (``{"Titles": ["PID", "PPID", "CMD"], "Processes": [[pid, ppid, command line],
-    ...]}``, a zombie's command line ending in ``<defunct>`` as ``ps`` shows it) from the cgroup's process list
+    """``docker top``'s answer (``{"Titles": ["PID", "PPID", "CMD", "STAT"], "Processes": [[pid, ppid, command
+    line, state letters], ...]}``, a zombie's command line ending in ``<defunct>`` as ``ps`` shows it and its state
+    ``Z``, which tells it apart from a live process whose last argument is ``<defunct>``) from the cgroup's process list
     ``procs`` and ``/proc``, the container's PID 1 (``init``, this host's pid) first and the others by pid (the
     list's own order is not defined; ``left_over_in`` takes the first process whose parent is outside for PID 1,
     and an exec'd process's parent is outside too); None when the list cannot be read (the container is gone). A
@@ -728,8 +731,8 @@ def _top_here(procs: str, init: int) -> dict | None:
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
         cmd = cmdline.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace") or f"[{name}]"
-        rows.append([pid, ppid, f"[{name}] <defunct>" if state == "Z" else cmd])
-    return {"Titles": ["PID", "PPID", "CMD"], "Processes": rows}
+        rows.append([pid, ppid, f"[{name}] <defunct>" if state == "Z" else cmd, state])
+    return {"Titles": ["PID", "PPID", "CMD", "STAT"], "Processes": rows}
 
 
 class _Capped:
@@ -911,28 +914,33 @@ def _left_over(box: Box) -> list[str]:
     top = _top_here(box.procs, box.init) if box.procs else None
     if top is None:
         try:
-            top = client().api.top(box.id)
+            top = client().api.top(box.id, ps_args="-eo pid,ppid,stat,args")  # (the state: see left_over_in)
         except docker.errors.APIError:
             return []
     return left_over_in(top)
 
 
 def left_over_in(top: dict) -> list[str]:
-    """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD"], "Processes":
-    [[...], ...]}``): every process but the box's PID 1 (the one whose parent is outside the box), its idle
-    subshell (a child of PID 1 with PID 1's command line: PID 1 runs one at a time, so a second such child is
-    a process made to look like it, and is listed) and zombies (``<defunct>``: dead, waiting for PID 1 to reap
-    them)."""
+    """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD" or "COMMAND",
+    ...], "Processes": [[...], ...]}``, with a "STAT" column when known): every process but the box's PID 1 (the
+    one whose parent is outside the box), its idle subshell (a child of PID 1 with PID 1's command line: PID 1
+    runs one at a time, so a second such child is a process made to look like it, and is listed) and zombies
+    (dead, waiting for PID 1 to reap them: state ``Z``; without a "STAT" column, a command line ending in
+    ``<defunct>``, which a live process can forge with its last argument)."""
     titles = top.get("Titles") or []
     try:
-        pid_at, ppid_at, cmd_at = titles.index("PID"), titles.index("PPID"), titles.index("CMD")
+        pid_at, ppid_at = titles.index("PID"), titles.index("PPID")
+        cmd_at = titles.index("CMD" if "CMD" in titles else "COMMAND")
     except ValueError:
         return []
-    procs = [(row[pid_at], row[ppid_at], row[cmd_at]) for row in top.get("Processes") or []]
-    pids = {pid for pid, _, _ in procs}
-    init = next((pid for pid, ppid, _ in procs if ppid not in pids), None)  # the one whose parent is outside
-    idle = next((cmd for pid, _, cmd in procs if pid == init), None)  # its subshell: a fork, the same command line
-    live = [(pid, ppid, cmd) for pid, ppid, cmd in procs if pid != init and not cmd.endswith("<defunct>")]
+    stat_at = titles.index("STAT") if "STAT" in titles else None
+    procs = [(row[pid_at], row[ppid_at], row[cmd_at],
+              row[stat_at].startswith("Z") if stat_at is not None else row[cmd_at].endswith("<defunct>"))
+             for row in top.get("Processes") or []]
+    pids = {pid for pid, _, _, _ in procs}
+    init = next((pid for pid, ppid, _, _ in procs if ppid not in pids), None)  # the one whose parent is outside
+    idle = next((cmd for pid, _, cmd, _ in procs if pid == init), None)  # its subshell: a fork, the same command line
+    live = [(pid, ppid, cmd) for pid, ppid, cmd, dead in procs if pid != init and not dead]
     idles = [cmd for _, ppid, cmd in live if ppid == init and cmd == idle]
     return [cmd for _, ppid, cmd in live if not (ppid == init and cmd == idle)] + idles[1:]
 
