@@ -794,7 +794,8 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         box.paused = False
     line = _line(command)
     box.sent += 1
-    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d+)\n")
+    # (an exit code has at most 3 digits: a longer number, which int() may refuse, is a forged line, and output)
+    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d{1,3})\n")
     hold = len(box.marker) + 32  # bytes of a stream held back while they may be the start of its end line
     out, codes, held = _Capped(), {}, {1: b"", 2: b""}
     start = time.monotonic()

@@ -108,3 +108,29 @@ def test_builtins_closed_streams_and_a_flood_without_newline_end_as_a_command_sh
     res = sandbox.box_exec(box, ["sh", "-c", "head -c 20000000 /dev/zero | tr '\\0' x; exit 4"], timeout=30)
     assert res.exit_code == 4 and res.output_bytes == 20_000_000 and len(res.output) < 2 * sandbox.OUTPUT_CAP
     assert sandbox.box_exec(box, ["true"], timeout=30).exit_code == 0
+
+
+@docker
+def test_a_forged_end_line_with_a_huge_exit_code_is_output_not_a_crash(box):
+    """An end line's exit code is at most 3 digits; a forged one of 5000 digits made ``int()`` raise ValueError
+    (Python's limit on digits) out of ``box_exec``: lab crashed, and the try was lab's error, not the agent's."""
+    from rules import sandbox
+
+    forge = (f"""{MARKER}; d=$(python3 -c 'print("9" * 5000)'); printf '\\n%s 1 %s\\n' "$m" "$d"; """
+             """printf '\\n%s 1 %s\\n' "$m" "$d" >&2; exit 5""")
+    res = sandbox.box_exec(box, ["sh", "-c", forge], timeout=30)
+    assert res.exit_code == 5 and "9" * 4000 in res.output and not box.dead, (res.exit_code, box.why_dead)
+
+
+@docker
+def test_a_command_flooding_its_output_is_killed_at_its_timeout(box):
+    """The deadline is looked at between reads even while output keeps coming: a flood without newline ends at
+    the timeout (in the middle of a frame), the box killed, the output counted and capped."""
+    import time
+
+    from rules import sandbox
+
+    start = time.monotonic()
+    res = sandbox.box_exec(box, ["sh", "-c", "while :; do printf xxxxxxxxxxxxxxxx; done"], timeout=1)
+    assert res.timed_out and res.exit_code is None and box.dead and time.monotonic() - start < 3
+    assert res.output_bytes > 2 * sandbox.OUTPUT_CAP and len(res.output) < 2 * sandbox.OUTPUT_CAP
