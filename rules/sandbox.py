@@ -712,7 +712,8 @@ def _procs_file(container_id: str) -> tuple[str | None, int]:
 def _top_here(procs: str, init: int) -> dict | None:
     """``docker top``'s answer (``{"Titles": ["PID", "PPID", "CMD", "STAT"], "Processes": [[pid, ppid, command
     line, state letters], ...]}``, a zombie's command line ending in ``<defunct>`` as ``ps`` shows it and its state
-    ``Z``, which tells it apart from a live process whose last argument is ``<defunct>``) from the cgroup's process list
+    ``Z``, which tells it apart from a live process whose last argument is ``<defunct>``; ``Zl`` as ps shows a
+    process whose main thread ended while other threads run on) from the cgroup's process list
     ``procs`` and ``/proc``, the container's PID 1 (``init``, this host's pid) first and the others by pid (the
     list's own order is not defined; ``left_over_in`` takes the first process whose parent is outside for PID 1,
     and an exec'd process's parent is outside too); None when the list cannot be read (the container is gone). A
@@ -730,9 +731,19 @@ def _top_here(procs: str, init: int) -> dict | None:
             continue
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
+        if state == "Z" and _threads(pid) > 1:  # a leader that ended while its other threads run: alive (ps: Zl)
+            state = "Zl"
         cmd = cmdline.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace") or f"[{name}]"
         rows.append([pid, ppid, f"[{name}] <defunct>" if state == "Z" else cmd, state])
     return {"Titles": ["PID", "PPID", "CMD", "STAT"], "Processes": rows}
+
+
+def _threads(pid: str) -> int:
+    """How many threads /proc lists for process ``pid`` (0 when it is gone)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
 
 
 class _Capped:
@@ -926,8 +937,9 @@ def left_over_in(top: dict) -> list[str]:
     ...], "Processes": [[...], ...]}``, with a "STAT" column when known): every process but the box's PID 1 (the
     one whose parent is outside the box), its idle subshell (a child of PID 1 with PID 1's command line: PID 1
     runs one at a time, so a second such child is a process made to look like it, and is listed) and zombies
-    (dead, waiting for PID 1 to reap them: state ``Z``; without a "STAT" column, a command line ending in
-    ``<defunct>``, which a live process can forge with its last argument)."""
+    (dead, waiting for PID 1 to reap them: state ``Z`` but not ``Zl``, a process whose main thread ended while
+    other threads run; without a "STAT" column, a command line ending in ``<defunct>``, which a live process can
+    forge with its last argument, and which a live process whose main thread ended shows)."""
     titles = top.get("Titles") or []
     try:
         pid_at, ppid_at = titles.index("PID"), titles.index("PPID")
@@ -936,7 +948,7 @@ def left_over_in(top: dict) -> list[str]:
         return []
     stat_at = titles.index("STAT") if "STAT" in titles else None
     procs = [(row[pid_at], row[ppid_at], row[cmd_at],
-              row[stat_at].startswith("Z") if stat_at is not None else row[cmd_at].endswith("<defunct>"))
+              _zombie(row[stat_at]) if stat_at is not None else row[cmd_at].endswith("<defunct>"))
              for row in top.get("Processes") or []]
     pids = {pid for pid, _, _, _ in procs}
     init = next((pid for pid, ppid, _, _ in procs if ppid not in pids), None)  # the one whose parent is outside
@@ -944,6 +956,12 @@ def left_over_in(top: dict) -> list[str]:
     live = [(pid, ppid, cmd) for pid, ppid, cmd, dead in procs if pid != init and not dead]
     idles = [cmd for _, ppid, cmd in live if ppid == init and cmd == idle]
     return [cmd for _, ppid, cmd in live if not (ppid == init and cmd == idle)] + idles[1:]
+
+
+def _zombie(stat: str) -> bool:
+    """Whether ps's state letters ``stat`` are a dead process's: ``Z``, but not ``Zl``, a thread group whose
+    first thread ended while others run on."""
+    return stat.startswith("Z") and "l" not in stat
 
 
 def _pause(box: Box) -> None:

@@ -42,10 +42,14 @@ def test_a_live_process_whose_command_line_ends_in_defunct_is_left_over():
     assert left_over_in({"Titles": titles, "Processes": rows + [["12", "11", "[sh] <defunct>", "Z"]]}) == []
     fake = "sh -c loop <defunct>"
     assert left_over_in({"Titles": titles, "Processes": rows + [["12", "11", fake, "R"]]}) == [fake]
+    # a process whose main thread ended while another runs on: ps shows it as a zombie, multi-threaded ("Zl")
+    assert left_over_in({"Titles": titles, "Processes": rows + [["12", "11", "[t]", "Zl"]]}) == ["[t]"]
     # ``docker top`` with ps's own columns (the fallback when the cgroup cannot be read here)
     ps = {"Titles": ["PID", "PPID", "STAT", "COMMAND"], "Processes": [[p, pp, st, c] for p, pp, c, st in rows]}
     assert left_over_in(ps) == []
     assert left_over_in({**ps, "Processes": ps["Processes"] + [["12", "10", "Rs", fake]]}) == [fake]
+    assert left_over_in({**ps, "Processes": ps["Processes"] + [["12", "10", "Zl", "[t] <defunct>"]]}) == ["[t] <defunct>"]
+    assert left_over_in({**ps, "Processes": ps["Processes"] + [["12", "10", "Z+", "[t] <defunct>"]]}) == []
 
 
 @docker
@@ -134,3 +138,27 @@ def test_a_command_flooding_its_output_is_killed_at_its_timeout(box):
     res = sandbox.box_exec(box, ["sh", "-c", "while :; do printf xxxxxxxxxxxxxxxx; done"], timeout=1)
     assert res.timed_out and res.exit_code is None and box.dead and time.monotonic() - start < 3
     assert res.output_bytes > 2 * sandbox.OUTPUT_CAP and len(res.output) < 2 * sandbox.OUTPUT_CAP
+
+
+# a program whose main thread ends (pthread_exit) while another thread runs on, ~1 s, then leaves a mark in /tmp
+THREAD_C = r"""#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static void *run(void *a) { usleep(1000000); FILE *f = fopen("/tmp/alive", "w"); if (f) { fputs("survived", f); fclose(f); } return a; }
+int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); pthread_exit(0); }
+"""
+
+
+@docker
+def test_a_process_whose_main_thread_ended_is_not_taken_for_a_zombie(box):
+    """A process whose main thread ended (``pthread_exit``) while another runs on shows as a zombie in /proc and
+    ps (state Z, ``<defunct>``): after a forged end line, the left-over check let it run on into the next try
+    (seen: ``survived``). Its other threads make it alive (``Zl``): found, and the box killed."""
+    from rules import sandbox
+
+    made = sandbox.box_exec(box, ["python3", "-c", f"open('/tmp/t.c', 'w').write({THREAD_C!r})\nimport os\n"
+                                  "os.execvp('gcc', ['gcc', '-pthread', '-o', '/tmp/t', '/tmp/t.c'])"], timeout=60)
+    assert made.exit_code == 0, made.output
+    forge = f"""{MARKER}; printf '\\n%s 2 0\\n' "$m"; printf '\\n%s 2 0\\n' "$m" >&2; exec /tmp/t"""
+    sandbox.box_exec(box, ["sh", "-c", forge], timeout=30)
+    assert box.dead and "outlived" in box.why_dead, box.why_dead
