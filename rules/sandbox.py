@@ -315,6 +315,7 @@ def _start_holder(image: str, role: str) -> str:
     try:
         facts = client().api.inspect_container(container.id)
         _holder_pids[container.id] = int(facts["State"]["Pid"])
+        _holder_counts[container.id] = _counters(_holder_pids[container.id])
         files = tuple((facts[key], target) for key, target in _NETWORK_FILES)
         if all(isinstance(source, str) and source.startswith("/") for source, _ in files):
             _holder_files[container.id] = files
@@ -332,14 +333,37 @@ _holder_files: dict[str, tuple[tuple[str, str], ...]] = {}  # holder id -> ((its
 # Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
 # TCP's tables are not read (the kernel walks its whole connection hash for them: ~4 ms each, measured here): the
 # namespace's counts in sockstat say the same (``_holder_clean``).
-_SOCKET_TABLES = ("udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix")
+_SOCKET_TABLES = ("udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix",
+                  "ip6_flowlabel")  # (an IPv6 flow label a socket leased lingers after it, and can be read)
 _SOCKET_COUNTS = ("sockstat", "sockstat6")  # "TCP: inuse 0 orphan 0 tw 0 alloc 1 mem 0", ...: this namespace's
 _holder_pids: dict[str, int] = {}  # holder id -> its PID 1 as this host sees it
+# A namespace's traffic counters (lo's bytes and packets, every protocol's statistics) are the namespace's, and
+# any container in it reads them: a container that sent N packets would tell N to the next one (another trial's),
+# a message. A holder is lent again only while they are as it was made (``_holder_clean``): one in which
+# anything was sent is replaced.
+_COUNTER_FILES = ("dev", "snmp", "snmp6", "netstat")
+_holder_counts: dict[str, str | None] = {}  # holder id -> its counters when it started (``_counters``)
+
+
+def _counters(pid: int) -> str | None:
+    """The traffic counters of the network namespace of host process ``pid`` (``_COUNTER_FILES`` of its
+    /proc/<pid>/net, one text); None when they cannot be read."""
+    parts = []
+    for name in _COUNTER_FILES:
+        try:
+            with open(f"/proc/{pid}/net/{name}", encoding="ascii", errors="replace") as f:
+                parts.append(f.read())
+        except FileNotFoundError:
+            parts.append("")  # (no IPv6 in this kernel)
+        except OSError:
+            return None
+    return "\0".join(parts)
 
 
 def _holder_clean(holder: str) -> bool:
     """Whether the namespace of ``holder`` has no socket left in it (read from /proc/<its PID 1>/net on this
-    host), so that it can be lent again. False when lab cannot tell (no PID known, /proc not readable: the
+    host) and nothing was ever sent in it (its traffic counters are as they were when it started, ``_counters``),
+    so that it can be lent again. False when lab cannot tell (no PID known, /proc not readable: the
     engine is elsewhere): the holder is then replaced. Why: a TCP connection closed by the side that closes
     first stays in TIME_WAIT (~60 s), FIN_WAIT or LAST_ACK after its process and container are gone; it
     belongs to the namespace and keeps the next container from binding its port (EADDRINUSE)."""
@@ -347,6 +371,9 @@ def _holder_clean(holder: str) -> bool:
     if not pid:
         return False
     if not os.path.isdir(f"/proc/{pid}/net"):
+        return False
+    before = _holder_counts.get(holder)
+    if before is None or _counters(pid) != before:  # something was sent in it: its counters would tell
         return False
     for counts in _SOCKET_COUNTS:  # every protocol's sockets in use (TCP's in any state but TIME_WAIT), and
         try:                        # TCP's in TIME_WAIT ("tw"); "orphan", "alloc", "mem" count the whole host's
@@ -399,6 +426,7 @@ def _drop_holder(holder: str) -> None:
             del _holders[k]
     _holder_pids.pop(holder, None)
     _holder_files.pop(holder, None)
+    _holder_counts.pop(holder, None)
     try:
         client().api.remove_container(holder, force=True)
     except docker.errors.APIError:

@@ -162,3 +162,29 @@ def test_a_process_whose_main_thread_ended_is_not_taken_for_a_zombie(box):
     forge = f"""{MARKER}; printf '\\n%s 2 0\\n' "$m"; printf '\\n%s 2 0\\n' "$m" >&2; exec /tmp/t"""
     sandbox.box_exec(box, ["sh", "-c", forge], timeout=30)
     assert box.dead and "outlived" in box.why_dead, box.why_dead
+
+
+@docker
+def test_a_namespace_lent_on_tells_nothing_of_what_the_last_container_sent(grader_image):
+    """A null network's namespace keeps its traffic counters (lo's bytes and packets in /proc/net/dev, every
+    protocol's in /proc/net/snmp): a container that sent 4242 datagrams told the next container on the holder,
+    another trial's, the number 4242 (seen), a message from one trial to another. A namespace in which anything
+    was sent is not lent again."""
+    from rules import sandbox, trial
+    from rules.config import Limits
+
+    if sandbox.image_id(NOOP_AGENT) is None:
+        pytest.skip(f"{NOOP_AGENT} is not built")
+    kw = {"network": trial.agent_network("none", grader_image), "labels": {"lab.role": "red-null-count"},
+          "limits": Limits(cpus=1, memory=256 * 1024**2, pids=32, timeout=60)}
+    send = ("import socket\nu = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "for _ in range(4242): u.sendto(b'x', ('127.0.0.1', 9))\n"
+            "try:\n    u.sendto(b'x', ('192.0.2.1', 9))\nexcept OSError as e:\n    print(e)\n")  # (no route: counted)
+    read = ["sh", "-c", "readlink /proc/self/ns/net; grep lo: /proc/net/dev; grep -A1 -e '^Udp:' -e '^Ip:' /proc/net/snmp"]
+    before = sandbox.run(NOOP_AGENT, read, **kw).output
+    sent = sandbox.run(NOOP_AGENT, ["python3", "-c", send], **kw)
+    assert sent.exit_code == 0 and "unreachable" in sent.output, sent.output
+    after = sandbox.run(NOOP_AGENT, read, **kw).output
+    assert "4242" not in after and after.split("\n", 1)[1] == before.split("\n", 1)[1], (before, after)
+    again = sandbox.run(NOOP_AGENT, read, **kw).output
+    assert again.split()[0] == after.split()[0]  # a container that sent nothing leaves the namespace to the next
