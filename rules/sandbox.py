@@ -315,6 +315,7 @@ def _start_holder(image: str, role: str) -> str:
     try:
         facts = client().api.inspect_container(container.id)
         _holder_pids[container.id] = int(facts["State"]["Pid"])
+        _holder_counts[container.id] = _counters(_holder_pids[container.id])
         files = tuple((facts[key], target) for key, target in _NETWORK_FILES)
         if all(isinstance(source, str) and source.startswith("/") for source, _ in files):
             _holder_files[container.id] = files
@@ -332,14 +333,37 @@ _holder_files: dict[str, tuple[tuple[str, str], ...]] = {}  # holder id -> ((its
 # Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
 # TCP's tables are not read (the kernel walks its whole connection hash for them: ~4 ms each, measured here): the
 # namespace's counts in sockstat say the same (``_holder_clean``).
-_SOCKET_TABLES = ("udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix")
+_SOCKET_TABLES = ("udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix",
+                  "ip6_flowlabel")  # (an IPv6 flow label a socket leased lingers after it, and can be read)
 _SOCKET_COUNTS = ("sockstat", "sockstat6")  # "TCP: inuse 0 orphan 0 tw 0 alloc 1 mem 0", ...: this namespace's
 _holder_pids: dict[str, int] = {}  # holder id -> its PID 1 as this host sees it
+# A namespace's traffic counters (lo's bytes and packets, every protocol's statistics) are the namespace's, and
+# any container in it reads them: a container that sent N packets would tell N to the next one (another trial's),
+# a message. A holder is lent again only while they are as it was made (``_holder_clean``): one in which
+# anything was sent is replaced.
+_COUNTER_FILES = ("dev", "snmp", "snmp6", "netstat")
+_holder_counts: dict[str, str | None] = {}  # holder id -> its counters when it started (``_counters``)
+
+
+def _counters(pid: int) -> str | None:
+    """The traffic counters of the network namespace of host process ``pid`` (``_COUNTER_FILES`` of its
+    /proc/<pid>/net, one text); None when they cannot be read."""
+    parts = []
+    for name in _COUNTER_FILES:
+        try:
+            with open(f"/proc/{pid}/net/{name}", encoding="ascii", errors="replace") as f:
+                parts.append(f.read())
+        except FileNotFoundError:
+            parts.append("")  # (no IPv6 in this kernel)
+        except OSError:
+            return None
+    return "\0".join(parts)
 
 
 def _holder_clean(holder: str) -> bool:
     """Whether the namespace of ``holder`` has no socket left in it (read from /proc/<its PID 1>/net on this
-    host), so that it can be lent again. False when lab cannot tell (no PID known, /proc not readable: the
+    host) and nothing was ever sent in it (its traffic counters are as they were when it started, ``_counters``),
+    so that it can be lent again. False when lab cannot tell (no PID known, /proc not readable: the
     engine is elsewhere): the holder is then replaced. Why: a TCP connection closed by the side that closes
     first stays in TIME_WAIT (~60 s), FIN_WAIT or LAST_ACK after its process and container are gone; it
     belongs to the namespace and keeps the next container from binding its port (EADDRINUSE)."""
@@ -347,6 +371,9 @@ def _holder_clean(holder: str) -> bool:
     if not pid:
         return False
     if not os.path.isdir(f"/proc/{pid}/net"):
+        return False
+    before = _holder_counts.get(holder)
+    if before is None or _counters(pid) != before:  # something was sent in it: its counters would tell
         return False
     for counts in _SOCKET_COUNTS:  # every protocol's sockets in use (TCP's in any state but TIME_WAIT), and
         try:                        # TCP's in TIME_WAIT ("tw"); "orphan", "alloc", "mem" count the whole host's
@@ -399,6 +426,7 @@ def _drop_holder(holder: str) -> None:
             del _holders[k]
     _holder_pids.pop(holder, None)
     _holder_files.pop(holder, None)
+    _holder_counts.pop(holder, None)
     try:
         client().api.remove_container(holder, force=True)
     except docker.errors.APIError:
@@ -577,7 +605,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 # but its init and the caller: every box has one, ``_create`` never shares it; again while any is left, at most
 # 100 passes), and the subshell writes the end line ``\n<marker> <n> <exit code>\n`` on stdout and on stderr (the
 # two streams reach lab apart: each has all of the command's output once its end line came). If the subshell
-# dies before (the command killed it), PID 1 writes the end line with the subshell's status. ``n`` counts the
+# dies before (the command killed it), PID 1 kills every other process itself (a command that killed its
+# subshell leaves nothing running either) and writes the end line with the subshell's status. ``n`` counts the
 # box's commands, so an end line left over from an earlier command is never taken for this one's. A command
 # that writes an end line of its own only ends its run early: lab then finds its processes running and kills
 # the box (``box_exec``). No program from the box's filesystem runs but the command itself: the agent may have
@@ -589,7 +618,8 @@ BOX_IDLE = ('exec 3<&0; id=$1; k=0; nl=$(printf "\\n_"); nl=${nl%_}; '
             'while :; do k=$((k+1)); (read -r line <&3 || exit 99; eval "set -- $line"; '
             '(exec "$@") </dev/null 3<&-; rc=$?; n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
             'printf "\\n%s %s %s\\n" "$id" "$k" "$rc"; printf "\\n%s %s %s\\n" "$id" "$k" "$rc" >&2) & wait $!; s=$?; '
-            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && { printf "\\n%s %s %s\\n" "$id" "$k" "$s"; '
+            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && { n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
+            'printf "\\n%s %s %s\\n" "$id" "$k" "$s"; '
             'printf "\\n%s %s %s\\n" "$id" "$k" "$s" >&2; }; done')
 
 
@@ -709,8 +739,10 @@ def _procs_file(container_id: str) -> tuple[str | None, int]:
 
 
 def _top_here(procs: str, init: int) -> dict | None:
-    """``docker top``'s answer (``{"Titles": ["PID", "PPID", "CMD"], "Processes": [[pid, ppid, command line],
-    ...]}``, a zombie's command line ending in ``<defunct>`` as ``ps`` shows it) from the cgroup's process list
+    """``docker top``'s answer (``{"Titles": ["PID", "PPID", "CMD", "STAT"], "Processes": [[pid, ppid, command
+    line, state letters], ...]}``, a zombie's command line ending in ``<defunct>`` as ``ps`` shows it and its state
+    ``Z``, which tells it apart from a live process whose last argument is ``<defunct>``; ``Zl`` as ps shows a
+    process whose main thread ended while other threads run on) from the cgroup's process list
     ``procs`` and ``/proc``, the container's PID 1 (``init``, this host's pid) first and the others by pid (the
     list's own order is not defined; ``left_over_in`` takes the first process whose parent is outside for PID 1,
     and an exec'd process's parent is outside too); None when the list cannot be read (the container is gone). A
@@ -728,9 +760,19 @@ def _top_here(procs: str, init: int) -> dict | None:
             continue
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
+        if state == "Z" and _threads(pid) > 1:  # a leader that ended while its other threads run: alive (ps: Zl)
+            state = "Zl"
         cmd = cmdline.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace") or f"[{name}]"
-        rows.append([pid, ppid, f"[{name}] <defunct>" if state == "Z" else cmd])
-    return {"Titles": ["PID", "PPID", "CMD"], "Processes": rows}
+        rows.append([pid, ppid, f"[{name}] <defunct>" if state == "Z" else cmd, state])
+    return {"Titles": ["PID", "PPID", "CMD", "STAT"], "Processes": rows}
+
+
+def _threads(pid: str) -> int:
+    """How many threads /proc lists for process ``pid`` (0 when it is gone)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
 
 
 class _Capped:
@@ -792,7 +834,8 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         box.paused = False
     line = _line(command)
     box.sent += 1
-    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d+)\n")
+    # (an exit code has at most 3 digits: a longer number, which int() may refuse, is a forged line, and output)
+    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d{1,3})\n")
     hold = len(box.marker) + 32  # bytes of a stream held back while they may be the start of its end line
     out, codes, held = _Capped(), {}, {1: b"", 2: b""}
     start = time.monotonic()
@@ -912,30 +955,42 @@ def _left_over(box: Box) -> list[str]:
     top = _top_here(box.procs, box.init) if box.procs else None
     if top is None:
         try:
-            top = client().api.top(box.id)
+            top = client().api.top(box.id, ps_args="-eo pid,ppid,stat,args")  # (the state: see left_over_in)
         except docker.errors.APIError:
             return []
     return left_over_in(top)
 
 
 def left_over_in(top: dict) -> list[str]:
-    """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD"], "Processes":
-    [[...], ...]}``): every process but the box's PID 1 (the one whose parent is outside the box), its idle
-    subshell (a child of PID 1 with PID 1's command line: PID 1 runs one at a time, so a second such child is
-    a process made to look like it, and is listed) and zombies (``<defunct>``: dead, waiting for PID 1 to reap
-    them)."""
+    """``_left_over`` on the engine's ``top`` answer (``{"Titles": [..., "PID", "PPID", ..., "CMD" or "COMMAND",
+    ...], "Processes": [[...], ...]}``, with a "STAT" column when known): every process but the box's PID 1 (the
+    one whose parent is outside the box), its idle subshell (a child of PID 1 with PID 1's command line: PID 1
+    runs one at a time, so a second such child is a process made to look like it, and is listed) and zombies
+    (dead, waiting for PID 1 to reap them: state ``Z`` but not ``Zl``, a process whose main thread ended while
+    other threads run; without a "STAT" column, a command line ending in ``<defunct>``, which a live process can
+    forge with its last argument, and which a live process whose main thread ended shows)."""
     titles = top.get("Titles") or []
     try:
-        pid_at, ppid_at, cmd_at = titles.index("PID"), titles.index("PPID"), titles.index("CMD")
+        pid_at, ppid_at = titles.index("PID"), titles.index("PPID")
+        cmd_at = titles.index("CMD" if "CMD" in titles else "COMMAND")
     except ValueError:
         return []
-    procs = [(row[pid_at], row[ppid_at], row[cmd_at]) for row in top.get("Processes") or []]
-    pids = {pid for pid, _, _ in procs}
-    init = next((pid for pid, ppid, _ in procs if ppid not in pids), None)  # the one whose parent is outside
-    idle = next((cmd for pid, _, cmd in procs if pid == init), None)  # its subshell: a fork, the same command line
-    live = [(pid, ppid, cmd) for pid, ppid, cmd in procs if pid != init and not cmd.endswith("<defunct>")]
+    stat_at = titles.index("STAT") if "STAT" in titles else None
+    procs = [(row[pid_at], row[ppid_at], row[cmd_at],
+              _zombie(row[stat_at]) if stat_at is not None else row[cmd_at].endswith("<defunct>"))
+             for row in top.get("Processes") or []]
+    pids = {pid for pid, _, _, _ in procs}
+    init = next((pid for pid, ppid, _, _ in procs if ppid not in pids), None)  # the one whose parent is outside
+    idle = next((cmd for pid, _, cmd, _ in procs if pid == init), None)  # its subshell: a fork, the same command line
+    live = [(pid, ppid, cmd) for pid, ppid, cmd, dead in procs if pid != init and not dead]
     idles = [cmd for _, ppid, cmd in live if ppid == init and cmd == idle]
     return [cmd for _, ppid, cmd in live if not (ppid == init and cmd == idle)] + idles[1:]
+
+
+def _zombie(stat: str) -> bool:
+    """Whether ps's state letters ``stat`` are a dead process's: ``Z``, but not ``Zl``, a thread group whose
+    first thread ended while others run on."""
+    return stat.startswith("Z") and "l" not in stat
 
 
 def _pause(box: Box) -> None:
