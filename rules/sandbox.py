@@ -870,12 +870,17 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     if timed_out:
         _kill(box)
         exit_code = None
-    elif len(codes) < 2:  # the stream ended without its end lines: the box stopped under the command (or lab
-        try:              # lost its stream to it, and cannot run anything more in it)
-            exit_code = int(api.inspect_container(box.id)["State"]["ExitCode"]) or 137
+    elif len(codes) < 2:  # the stream ended without its end lines: the box stopped under the command
+        try:
+            state = api.inspect_container(box.id)["State"]
+            running, exit_code = bool(state.get("Running")), int(state.get("ExitCode") or 137)
         except (docker.errors.APIError, KeyError, TypeError, ValueError):
-            exit_code = 137
+            running, exit_code = False, 137
         _kill(box)
+        if running:  # the box runs on: lab lost its stream to it (only the engine ends one), not the agent's doing
+            stop_box(box)
+            raise SandboxError(f"lab lost its stream to the box {box.id[:12]} of {box.image!r} while its command ran "
+                               "(the engine closed it); the box was removed: run again")
     seconds = time.monotonic() - start
     oom = _oom_events(box)
     if exit_code is None or exit_code >= 128 or oom:

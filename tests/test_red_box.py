@@ -188,3 +188,17 @@ def test_a_namespace_lent_on_tells_nothing_of_what_the_last_container_sent(grade
     assert "4242" not in after and after.split("\n", 1)[1] == before.split("\n", 1)[1], (before, after)
     again = sandbox.run(NOOP_AGENT, read, **kw).output
     assert again.split()[0] == after.split()[0]  # a container that sent nothing leaves the namespace to the next
+
+
+@docker
+def test_a_stream_lost_while_the_box_runs_is_lab_s_error_not_the_agent_s(box):
+    """Only the engine (or lab) ends a box's attach stream while the box runs: that is an infrastructure fault,
+    raised as SandboxError (the trial an infrastructure error), never an exit code charged to the agent."""
+    import threading
+
+    from rules import sandbox
+
+    threading.Timer(0.5, lambda: sandbox._raw_socket(box.stream).shutdown(2)).start()  # as the engine would
+    with pytest.raises(sandbox.SandboxError, match="lost its stream"):
+        sandbox.box_exec(box, ["sleep", "5"], timeout=30)
+    assert box.dead and not sandbox.box_alive(box)
