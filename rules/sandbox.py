@@ -288,6 +288,14 @@ def _null_network(image: str, role: str) -> str:
     return f"container:{holder}"
 
 
+# The host name of a null network's holder, which every container joining it takes (Docker gives a joining
+# container its holder's), and which the holder's /etc/hosts names, as 127.0.0.1: a program that looks its own
+# host name up (the JVM's JUnit report does) finds it there instead of asking the namespace's resolvers, whose
+# addresses have no route in it: each such try adds to the namespace's IP counters ("OutNoRoutes"), after which
+# the namespace cannot be lent again (``_holder_clean``: counters carry numbers from one container to the next).
+HOLDER_HOSTNAME = "lab-null"
+
+
 def _start_holder(image: str, role: str) -> str:
     """Start a holder (``_null_network``) of ``image`` for ``role``; its id. Its labels are lab's and its run's
     only: the image's own (an agent image's ``lab.agent``) are blanked, since it outlives the containers it
@@ -297,6 +305,7 @@ def _start_holder(image: str, role: str) -> str:
         blank = {k: "" for k in (c.api.inspect_image(image).get("Config") or {}).get("Labels") or {}}
         container = c.containers.create(
             image, None, entrypoint=["sh", "-c", BOX_IDLE], stdin_open=True, detach=True, network_mode="none",
+            hostname=HOLDER_HOSTNAME, extra_hosts={HOLDER_HOSTNAME: "127.0.0.1"},
             labels={**blank, LABEL: "1", **run_labels(), f"{LABEL}.box": "1", "lab.role": "null-network",
                     "lab.for": role},
             read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], pids_limit=8,
