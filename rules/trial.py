@@ -385,10 +385,19 @@ def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP) -> str:
     return out.decode("utf-8", errors="replace")
 
 
+def secret_env(agent: Agent, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of the container's environment ``env`` whose values lab never stores: every one passed
+    through from the caller's shell (the agent's ``env`` and ``env_optional``: README promises they are never
+    written to disk, whatever their names) and any other whose name looks secret (``*_API_KEY``, tokens,
+    passwords). ``env_set`` values and settings (a model's name) are kept as they are."""
+    passed = set(agent.env) | set(agent.env_optional)
+    return {k: v for k, v in env.items() if k in passed or _SECRET_NAME.search(k)}
+
+
 def _keep_out_files(out_dir: Path, dest: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """Copy up to ``OUT_FILES_MAX`` small regular files from ``out_dir`` to ``dest``, with the values of
-    ``env``'s secret-looking variables replaced by ``***``; returns their relative paths."""
-    secrets = [v.encode() for k, v in (env or {}).items() if _SECRET_NAME.search(k) and len(v) >= 4]
+    ``env`` (``secret_env``'s variables) replaced by ``***``; returns their relative paths."""
+    secrets = [v.encode() for v in (env or {}).values() if len(v) >= 4]
     kept = []
     for p in sorted(out_dir.rglob("*")):
         if len(kept) >= OUT_FILES_MAX:
@@ -429,10 +438,10 @@ class NoFairChance(Exception):
 
 
 def _redact(text: str, env: Mapping[str, str]) -> str:
-    """``text`` with the values of the container's secret-looking variables (``*_API_KEY``, tokens,
-    passwords) replaced by ``***``: an error message lab stores or prints never holds a key."""
-    for name, value in env.items():
-        if _SECRET_NAME.search(name) and len(value) >= 4:
+    """``text`` with the values of ``env`` (``secret_env``'s variables; values shorter than 4 characters are
+    left) replaced by ``***``: a log or error message lab stores or prints never holds a key."""
+    for value in sorted(env.values(), key=len, reverse=True):
+        if len(value) >= 4:
             text = text.replace(value, "***")
     return text
 
@@ -581,7 +590,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
         result["images"]["agent"]["id"] = res.image_id
-        redacted = _redact(res.output, env)
+        redacted = _redact(res.output, secret_env(t.agent, env))
         if redacted != res.output:  # a provider echoed a key: it stays out of the agent's log
             write_atomic(t.run_dir / f"agent-{n}.log", redacted)
         usage = try_usage(t.agent, res.output, out_dir / USAGE_FILE)
@@ -589,7 +598,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
         if problem is not None:
-            problem["message"] = _redact(problem["message"], env)
+            problem["message"] = _redact(problem["message"], secret_env(t.agent, env))
         if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):
             return res, usage, out_dir, problem, retries
         wait = waits[len(retries)]
@@ -623,7 +632,8 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
                             "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes,
                             "fresh_container": box.fresh},
                   "removed_special_files": [] if unreadable else remove_special_files(work),
-                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", env),
+                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}",
+                                                                                 secret_env(t.agent, env)),
                   "work_archive": None}
         if retries:
             record["rate_limit_retries"] = retries

@@ -242,3 +242,19 @@ def test_ci_runs_exactly_the_readme_test_command_in_the_projects_virtual_environ
     assert '"$rc" -eq 5' in ci and "exit 1" in ci, "collecting no tests is a failure"
     assert "python3 -m venv" in setup and ".venv/bin/python -m pip install" in setup and "python3-venv" in setup
     assert ".venv/" in (PROJECT / ".gitignore").read_text().split()
+
+
+def test_every_passed_through_variable_is_kept_out_of_logs_whatever_its_name():
+    """README: variables passed through from the shell (``env``, ``env_optional``) are never written to disk.
+    Redaction went by the name (KEY, TOKEN, ...) only, so ``HF_ACCESS`` or ``MODEL_SK`` reached agent-1.log."""
+    from rules.agents import Agent
+    from rules.trial import _redact, secret_env
+
+    agent = Agent(name="tomo", image="noop", command=("true",), env=("HF_ACCESS",), env_optional=("MODEL_SK",),
+                  env_set=(("MODEL", "gpt-4o"),))
+    env = {"HF_ACCESS": "hf_abcdefgh1234", "MODEL_SK": "sk-zzzz9999", "MODEL": "gpt-4o", "OTHER_TOKEN": "tok-1234",
+           "SHORT": "ab"}
+    hidden = secret_env(agent, env)
+    assert set(hidden) == {"HF_ACCESS", "MODEL_SK", "OTHER_TOKEN"}  # env_set values (a model's name) are kept
+    text = _redact("value is hf_abcdefgh1234 sk-zzzz9999 tok-1234 on gpt-4o", hidden)
+    assert text == "value is *** *** *** on gpt-4o"
