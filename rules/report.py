@@ -288,7 +288,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None, profile:
     tier, ``resolved`` for the swe tier, which has no ``without_free``; <groups> is ``languages`` or
     ``repos``) ``, "repeat_rates": {<metric>: spread}, "per_repeat": [{"repeat", <metrics>, <counts>}],
     <counts>, "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task",
-    "repeat", "try", "status", "evidence"}], "graded_by": [see graded_by], "median_agent_seconds",
+    "repeat", "try", "status", "evidence"}], "graded_by": [see graded_by], "one_try" (trials run with tries=1), "median_agent_seconds",
     "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (aider's record keys, repeat 1;
     the aider tier only; the swe tier adds ``agents``, ``attempts`` (see ``attempt_stats``) and
     ``seconds`` (see ``seconds_of``)) where <counts> is ``trials, finished, errors, errors_agent,
@@ -334,6 +334,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None, profile:
         "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
                            for (kind, msg), names in sorted(messages.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
         "tampered_evidence": evidence, "graded_by": graded_by([res for _k, _t, res in current]),
+        "one_try": sum(1 for _k, _t, res in current if res.get("tries_allowed") == 1),
         "median_agent_seconds": round(statistics.median(agent_seconds), 3) if agent_seconds else None,
         **_usage([res for _k, _t, res in current]),
     }
@@ -507,6 +508,14 @@ def warnings_of(rows: list[dict], profile: Profile | None = None) -> list[str]:
         if row.get("passed_late"):
             out.append(f"{row['label']}: {row['passed_late']} trial(s) passed only on try 3 or later (a run with "
                        f"tries=3 or more): pass@1 and pass@2 count them as not passed; see the matrix")
+        if row.get("one_try") and any(m.tries > 1 for m in profile.metrics):
+            out.append(f"{row['label']}: {row['one_try']} trial(s) were run with tries=1: their "
+                       f"{', '.join(m.name for m in profile.metrics if m.tries > 1)} is their first try's, "
+                       f"no second try was measured")
+        if len(row["repeats"]) == 1 and row["per_repeat"] and row["per_repeat"][0]["missing"]:
+            p = row["per_repeat"][0]
+            out.append(f"{row['label']}: {p['missing']} of {row['tasks']} tasks have no trial yet; {profile.rates} "
+                       f"and their intervals count them as not {profile.verb}")
         if row["stale"]:
             out.append(f"{row['label']}: {row['stale']} stale trial(s) (another task version or agent definition),"
                        f" counted as not {profile.verb} until run again")

@@ -433,3 +433,16 @@ def test_run_agent_applies_the_run_settings_when_the_definition_can():
     assert report.run_agent({"a": WithSettings()}, "a", {"model": "x"}) == ("resolved", "x")
     assert report.run_agent({"a": WithSettings()}, "a", {"size": "x"}) is None
     assert report.run_agent({}, "a", {}) is None
+
+
+def test_a_run_with_one_try_or_missing_trials_is_flagged():
+    """pass@2 of a tries=1 run is its pass@1 (no second try was measured), and tasks without a trial count as
+    not passed in the rates and intervals: the report says both (the newcomer read 0/44 [0, 8.0] for 1 trial)."""
+    one = {t: {**res, "tries_allowed": 1} for t, res in _passing("python-ledger").items()}
+    some = {t.task: _res("fail", tries_allowed=2) for t in TASKS[:1]}
+    r = build_report("aider", TASKS, [_run("one", {1: one}), _run("some", {1: some})],
+                     generated="2025-01-02T03:04:05+00:00")
+    assert any(w.startswith(f"one: {len(TASKS)} trial(s) were run with tries=1: their pass@2 is their first")
+               for w in r["warnings"]), r["warnings"]
+    assert any(w.startswith(f"some: {len(TASKS) - 1} of {len(TASKS)} tasks have no trial yet") for w in r["warnings"])
+    assert not any("tries=1" in w or "no trial yet" in w for w in _fixed()["warnings"])
