@@ -300,6 +300,8 @@ def _start_holder(image: str, role: str) -> str:
     """Start a holder (``_null_network``) of ``image`` for ``role``; its id. Its labels are lab's and its run's
     only: the image's own (an agent image's ``lab.agent``) are blanked, since it outlives the containers it
     serves and is nobody's. Raises SandboxError when the engine refuses."""
+    if _stopping:
+        raise SandboxError("lab is stopping: no container is started any more")
     c = client()
     try:
         blank = {k: "" for k in (c.api.inspect_image(image).get("Config") or {}).get("Labels") or {}}
@@ -483,6 +485,8 @@ def _create(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = 
     processes), log configuration (``logs``: the engine keeps the output, at most 10 MB, else none) and
     hardening options: the one place ``run`` and ``start_box`` share.
     Raises SandboxError when the image is missing or the engine refuses."""
+    if _stopping:
+        raise SandboxError("lab is stopping: no container is started any more")
     c = client()
     LogConfig, DockerMount = docker.types.LogConfig, docker.types.Mount
     all_labels = {LABEL: "1", **run_labels(), **(labels or {})}
@@ -1245,6 +1249,31 @@ def _read(path: str) -> str:
 
 
 _run_labels: dict[str, str] | None = None
+
+
+_stopping = False  # set by ``remove_own``: this process starts no container any more
+
+
+def remove_own() -> int:
+    """Remove every container this process started (its ``lab.run`` label: boxes, gradings, services, network
+    holders), running or not; how many. For a run that is being stopped (``rules.tasks``: SIGTERM, Ctrl-C): an
+    agent's container would otherwise run on, and spend, until the next run's ``cleanup``. Does nothing when this
+    process never talked to the engine; never raises."""
+    global _stopping
+    _stopping = True  # (a worker thread whose container goes may try to start another: it is refused)
+    if docker is None:
+        return 0
+    removed = 0
+    try:
+        for cont in client().api.containers(all=True, filters={"label": f"{LABEL}.run={run_labels()[LABEL + '.run']}"}):
+            try:
+                client().api.remove_container(cont["Id"], force=True)
+                removed += 1
+            except docker.errors.APIError:
+                pass
+    except Exception:  # noqa: BLE001  (stopping: the engine may be gone; the next run's cleanup removes them)
+        pass
+    return removed
 
 
 def run_labels() -> dict[str, str]:

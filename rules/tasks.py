@@ -141,6 +141,28 @@ def hold_home(argv: list[str]) -> None:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"pid {os.getpid()}, `doit {' '.join(argv)}`\n".encode(), 0)
     _HOME_LOCK.append(fd)
+    import signal
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _stopped)
+
+
+def _stopped(signum: int, _frame) -> None:
+    """A task-running doit command told to stop (SIGTERM, Ctrl-C): remove the containers it started (an agent's
+    would run on, and spend, until the next run's cleanup) and exit at once with 128 + the signal's number.
+    Finished trials are kept (each wrote its result.json atomically); the next run does the others."""
+    import signal
+    import time
+
+    from rules import sandbox
+
+    print(f"\nlab: stopped ({signal.Signals(signum).name}); removing this command's containers; finished trials "
+          "are kept, the next run does the rest", file=sys.stderr, flush=True)
+    n = sandbox.remove_own()
+    time.sleep(0.3)  # a container whose creation was already under way when the first pass looked
+    n += sandbox.remove_own()
+    print(f"lab: {n} container(s) removed", file=sys.stderr, flush=True)
+    os._exit(128 + signum)
 
 
 if _command_line_variables() is not None:

@@ -523,3 +523,25 @@ def test_real_aider_cli_passes_with_a_fixed_edit_from_a_local_server(home, monke
     assert (r["settings"], r["label"]) == ({"model": "openai/lab-fake", "edit_format": "whole"}, "aider (openai/lab-fake, whole)")
     stamp = home / ".lab" / "agents" / "aider.openai-lab-fake.whole.json"
     assert "sk-lab-test" not in (run / "result.json").read_text() + stamp.read_text() + (run.parent / "run.json").read_text()
+
+
+@docker
+def test_a_stopped_run_removes_its_containers_and_keeps_its_finished_trials(home):
+    """SIGTERM (or Ctrl-C) used to end doit at once and leave its containers up, an agent's running on (and
+    spending) until the next run's cleanup (seen by a newcomer). The command now removes what it started."""
+    env = {**os.environ, "LAB_HOME": str(home)}
+    cmd = [sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "eval:slow", "jobs=1"]
+    runs = home / "evals" / "aider" / "runs" / "slow"
+    for p in runs.glob("*/result.json"):
+        p.unlink()
+    proc = subprocess.Popen(cmd, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not lab_containers(**{"lab.agent": "slow", "lab.pid": str(proc.pid)}):
+        time.sleep(0.2)
+    assert lab_containers(**{"lab.agent": "slow", "lab.pid": str(proc.pid)}), "the agent's container never started"
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "lab: stopped (SIGTERM)" in err and "container(s) removed" in err, err[-2000:]
+    assert lab_containers(**{"lab.pid": str(proc.pid)}) == []  # its agent's box, grader and network holders
+    assert not list(runs.glob("**/.*.tmp")), "no half-written file"
