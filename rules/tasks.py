@@ -152,6 +152,7 @@ def _stopped(signum: int, _frame) -> None:
     would run on, and spend, until the next run's cleanup) and exit at once with 128 + the signal's number.
     Finished trials are kept (each wrote its result.json atomically); the next run does the others."""
     import signal
+    import subprocess
     import time
 
     from rules import sandbox
@@ -162,6 +163,14 @@ def _stopped(signum: int, _frame) -> None:
     time.sleep(0.3)  # a container whose creation was already under way when the first pass looked
     n += sandbox.remove_own()
     print(f"lab: {n} container(s) removed", file=sys.stderr, flush=True)
+    trials = str(STATE / "trials") + "/"
+    try:  # the running trials' disk-capped scratch folders (``rules.disk``), which the exit below does not unmount
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            mounted = [line.split()[1].replace("\\040", " ") for line in f]
+    except OSError:
+        mounted = []
+    for point in sorted((m for m in mounted if m.startswith(trials)), reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
     os._exit(128 + signum)
 
 

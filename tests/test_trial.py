@@ -544,4 +544,5 @@ def test_a_stopped_run_removes_its_containers_and_keeps_its_finished_trials(home
     assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
     assert "lab: stopped (SIGTERM)" in err and "container(s) removed" in err, err[-2000:]
     assert lab_containers(**{"lab.pid": str(proc.pid)}) == []  # its agent's box, grader and network holders
+    assert str(home) not in Path("/proc/self/mounts").read_text(), "the trial's capped scratch is unmounted"
     assert not list(runs.glob("**/.*.tmp")), "no half-written file"
