@@ -371,7 +371,7 @@ def leaderboard_record(run: Run, tasks: list[TaskRow], first: dict[str, str], cu
         "pass_num_1": passes[1], "pass_num_2": passes[2],
         "error_outputs": sum(w.startswith("error:") for w in first.values()), "test_timeouts": grading_timeouts,
         "seconds_per_case": round(sum(seconds) / len(seconds), 1) if seconds else 0.0,
-        "total_cost": round(usage1["cost"], 4) if usage1["cost"] is not None else 0.0,
+        "total_cost": round(usage1["cost"], 4) if usage1["cost"] is not None else None,  # unknown: null, never 0
         "prompt_tokens": usage1["tokens_sent"], "completion_tokens": usage1["tokens_received"],
         "command": run.command, "date": today or dt.date.today().isoformat(), "versions": "lab",
     }

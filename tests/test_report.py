@@ -105,6 +105,7 @@ def test_report_counts_every_task_in_the_denominator():
     lb = alpha["leaderboard"]
     assert (lb["pass_rate_1"], lb["pass_rate_2"], lb["test_cases"], lb["completed_cases"]) == (33.3, 50.0, 6, 5)
     assert (lb["pass_num_1"], lb["pass_num_2"], lb["total_cost"], lb["test_timeouts"]) == (2, 3, 0.75, 1)
+    assert _row(r, "noop")["leaderboard"]["total_cost"] is None  # no usage recorded: unknown, not free
     assert lb["seconds_per_case"] == 12.0 and lb["command"] == "alpha --go" and lb["error_outputs"] == 1
     assert lb["model"] == "alpha (m1)" and lb["dirname"] == "lab-alpha.m1"
     noop = _row(r, "noop")
