@@ -325,20 +325,33 @@ def _start_holder(image: str, role: str) -> str:
         raise SandboxError(f"cannot start a network holder of {image!r}: {exc}") from None
     try:
         facts = client().api.inspect_container(container.id)
-        _holder_pids[container.id] = int(facts["State"]["Pid"])
-        _holder_counts[container.id] = _counters(_holder_pids[container.id])
-        files = tuple((facts[key], target) for key, target in _NETWORK_FILES)
-        if all(isinstance(source, str) and source.startswith("/") for source, _ in files):
-            _holder_files[container.id] = files
+        pid = int(facts["State"]["Pid"])
+        files = tuple((facts.get(key), target) for key, target in _NETWORK_FILES)
+        known = all(isinstance(source, str) and source.startswith("/") for source, _ in files)
+        _holder_facts[container.id] = _HolderFacts(pid, _counters(pid), files if known else None)
     except (docker.errors.APIError, KeyError, TypeError, ValueError):
         pass
     return container.id
 
 
+@dataclass(frozen=True)
+class _HolderFacts:
+    """What lab read of a holder as it started: its PID 1 as this host sees it, its namespace's traffic counters
+    then (``_counters``; None when they could not be read) and the files Docker gives the containers joining it
+    (((the holder's file on the engine's host, where a container sees it), ...), after ``_NETWORK_FILES``; None
+    when the engine did not say where they are)."""
+
+    pid: int
+    counters: str | None
+    files: tuple[tuple[str, str], ...] | None
+
+
+_holder_facts: dict[str, _HolderFacts] = {}  # holder id -> what lab read of it as it started
+
+
 # The files Docker gives a container of its network namespace: (the engine's key for the holder's file, where a
 # container sees it). A container joining a holder gets the holder's own files, writable unless it is read-only.
 _NETWORK_FILES = (("HostsPath", "/etc/hosts"), ("ResolvConfPath", "/etc/resolv.conf"), ("HostnamePath", "/etc/hostname"))
-_holder_files: dict[str, tuple[tuple[str, str], ...]] = {}  # holder id -> ((its file on the engine's host, target), ...)
 
 
 # Where a namespace's sockets are listed (as a process in it sees them): any line past the header is a socket.
@@ -347,28 +360,30 @@ _holder_files: dict[str, tuple[tuple[str, str], ...]] = {}  # holder id -> ((its
 _SOCKET_TABLES = ("udp", "udp6", "raw", "raw6", "icmp", "icmp6", "udplite", "udplite6", "unix",
                   "ip6_flowlabel")  # (an IPv6 flow label a socket leased lingers after it, and can be read)
 _SOCKET_COUNTS = ("sockstat", "sockstat6")  # "TCP: inuse 0 orphan 0 tw 0 alloc 1 mem 0", ...: this namespace's
-_holder_pids: dict[str, int] = {}  # holder id -> its PID 1 as this host sees it
 # A namespace's traffic counters (lo's bytes and packets, every protocol's statistics) are the namespace's, and
 # any container in it reads them: a container that sent N packets would tell N to the next one (another trial's),
 # a message. A holder is lent again only while they are as it was made (``_holder_clean``): one in which
 # anything was sent is replaced.
 _COUNTER_FILES = ("dev", "snmp", "snmp6", "netstat")
-_holder_counts: dict[str, str | None] = {}  # holder id -> its counters when it started (``_counters``)
+
+
+def _net_text(pid: int, name: str) -> str:
+    """The text of /proc/<pid>/net/<name> (the network namespace of host process ``pid``), "" when this kernel
+    has no such file (no IPv6: no socket or counter of it either). Raises OSError when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/net/{name}", encoding="ascii", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
 def _counters(pid: int) -> str | None:
     """The traffic counters of the network namespace of host process ``pid`` (``_COUNTER_FILES`` of its
     /proc/<pid>/net, one text); None when they cannot be read."""
-    parts = []
-    for name in _COUNTER_FILES:
-        try:
-            with open(f"/proc/{pid}/net/{name}", encoding="ascii", errors="replace") as f:
-                parts.append(f.read())
-        except FileNotFoundError:
-            parts.append("")  # (no IPv6 in this kernel)
-        except OSError:
-            return None
-    return "\0".join(parts)
+    try:
+        return "\0".join(_net_text(pid, name) for name in _COUNTER_FILES)
+    except OSError:
+        return None
 
 
 def _holder_clean(holder: str) -> bool:
@@ -378,34 +393,20 @@ def _holder_clean(holder: str) -> bool:
     engine is elsewhere): the holder is then replaced. Why: a TCP connection closed by the side that closes
     first stays in TIME_WAIT (~60 s), FIN_WAIT or LAST_ACK after its process and container are gone; it
     belongs to the namespace and keeps the next container from binding its port (EADDRINUSE)."""
-    pid = _holder_pids.get(holder)
-    if not pid:
+    facts = _holder_facts.get(holder)
+    if facts is None or not facts.pid or not os.path.isdir(f"/proc/{facts.pid}/net"):
         return False
-    if not os.path.isdir(f"/proc/{pid}/net"):
+    if facts.counters is None or _counters(facts.pid) != facts.counters:  # something was sent: they would tell
         return False
-    before = _holder_counts.get(holder)
-    if before is None or _counters(pid) != before:  # something was sent in it: its counters would tell
-        return False
-    for counts in _SOCKET_COUNTS:  # every protocol's sockets in use (TCP's in any state but TIME_WAIT), and
-        try:                        # TCP's in TIME_WAIT ("tw"); "orphan", "alloc", "mem" count the whole host's
-            with open(f"/proc/{pid}/net/{counts}", encoding="ascii", errors="replace") as f:
-                words = f.read().split()
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return False
+    try:
+        # every protocol's sockets in use (TCP's in any state but TIME_WAIT), and TCP's in TIME_WAIT ("tw");
+        # "orphan", "alloc", "mem" count the whole host's
+        words = " ".join(_net_text(facts.pid, name) for name in _SOCKET_COUNTS).split()
         if any(word in ("inuse", "tw") and value != "0" for word, value in zip(words, words[1:])):
             return False
-    for table in _SOCKET_TABLES:
-        try:
-            with open(f"/proc/{pid}/net/{table}", encoding="ascii", errors="replace") as f:
-                if len(f.read().splitlines()) > 1:
-                    return False
-        except FileNotFoundError:
-            continue  # a protocol this kernel lacks (no IPv6): no socket of it either
-        except OSError:
-            return False
-    return True
+        return not any(len(_net_text(facts.pid, table).splitlines()) > 1 for table in _SOCKET_TABLES)
+    except OSError:
+        return False
 
 
 def _holder_gone(network: str) -> bool:
@@ -435,9 +436,7 @@ def _drop_holder(holder: str) -> None:
     with _holders_lock:
         for k in [k for k, v in _holders.items() if v == holder]:
             del _holders[k]
-    _holder_pids.pop(holder, None)
-    _holder_files.pop(holder, None)
-    _holder_counts.pop(holder, None)
+    _holder_facts.pop(holder, None)
     try:
         client().api.remove_container(holder, force=True)
     except docker.errors.APIError:
@@ -469,7 +468,8 @@ def _network(network: str, image: str, labels: dict[str, str] | None, read_only:
     mode = _null_network(holder_image, (labels or {}).get("lab.role", ""))
     if read_only or mode == "none":
         return mode, []
-    files = _holder_files.get(mode.split(":", 1)[1])
+    facts = _holder_facts.get(mode.split(":", 1)[1])
+    files = facts.files if facts is not None else None
     if files is None:
         return "none", []
     return mode, [docker.types.Mount(target=target, source=source, type="bind", read_only=True)
