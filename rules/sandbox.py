@@ -627,13 +627,13 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 # unhandled signals sent to a namespace's init from inside it); lab removes the box with SIGKILL from outside.
 # Stdin stays open for the container's life (``stdin_open``, never "once"); at its end (it cannot come while
 # the box runs) PID 1 exits, and the box is found stopped.
+# (`end`, a function of PID 1's own shell: the kill, then the end line with its argument as the exit code)
 BOX_IDLE = ('exec 3<&0; id=$1; k=0; nl=$(printf "\\n_"); nl=${nl%_}; '
+            'end() { n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
+            'printf "\\n%s %s %s\\n" "$id" "$k" "$1"; printf "\\n%s %s %s\\n" "$id" "$k" "$1" >&2; }; '
             'while :; do k=$((k+1)); (read -r line <&3 || exit 99; eval "set -- $line"; '
-            '(exec "$@") </dev/null 3<&-; rc=$?; n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
-            'printf "\\n%s %s %s\\n" "$id" "$k" "$rc"; printf "\\n%s %s %s\\n" "$id" "$k" "$rc" >&2) & wait $!; s=$?; '
-            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && { n=0; while kill -9 -1 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); done; '
-            'printf "\\n%s %s %s\\n" "$id" "$k" "$s"; '
-            'printf "\\n%s %s %s\\n" "$id" "$k" "$s" >&2; }; done')
+            '(exec "$@") </dev/null 3<&-; end $?) & wait $!; s=$?; '
+            '[ $s -eq 99 ] && exit 99; [ $s -ne 0 ] && end $s; done')
 
 
 def _word(arg: str) -> str:
