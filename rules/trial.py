@@ -574,6 +574,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
     retries); adds the agent seconds and usage of every run to ``result``. Raises NoFairChance when the
     container cannot start."""
     waits = rate_limit_waits()
+    hidden = secret_env(t.agent, env)  # (redacted from what is kept of each run)
     retries: list[dict] = []
     box.begin_try()
     in_dir, out_dir = box.in_dir, box.out_dir
@@ -590,7 +591,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
         result["images"]["agent"]["id"] = res.image_id
-        redacted = _redact(res.output, secret_env(t.agent, env))
+        redacted = _redact(res.output, hidden)
         if redacted != res.output:  # a provider echoed a key: it stays out of the agent's log
             write_atomic(t.run_dir / f"agent-{n}.log", redacted)
         usage = try_usage(t.agent, res.output, out_dir / USAGE_FILE)
@@ -598,7 +599,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
         if problem is not None:
-            problem["message"] = _redact(problem["message"], secret_env(t.agent, env))
+            problem["message"] = _redact(problem["message"], hidden)
         if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):
             return res, usage, out_dir, problem, retries
         wait = waits[len(retries)]
@@ -614,6 +615,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
     running in ``box``; fills ``result`` in place (tries, status, usage, ...). Raises NoFairChance when the
     agent had no fair chance, SandboxError or TrialError on infrastructure problems."""
     stub, work = t.scratch / "stub", t.scratch / "work"
+    hidden = secret_env(t.agent, env)  # (redacted from the /lab/out files kept)
     try:
         lay_work_tree(t.task_dir, stub)
         lay_work_tree_like(t.task_dir, stub, work)
@@ -632,8 +634,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
                             "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes,
                             "fresh_container": box.fresh},
                   "removed_special_files": [] if unreadable else remove_special_files(work),
-                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}",
-                                                                                 secret_env(t.agent, env)),
+                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", hidden),
                   "work_archive": None}
         if retries:
             record["rate_limit_retries"] = retries
