@@ -89,8 +89,7 @@ class Suite:
 
     ``upstream`` is a git URL or a local path, ``ref`` the commit (or branch/tag) to check out,
     ``languages`` the tracks in play, ``sample`` how many exercises per track ``doit gen:<tier>`` proves
-    when neither ``limit=`` nor ``all=1`` is given, ``base_image`` the Debian image the grader image is
-    built from, ``prove`` the limits of one proving container. A tier with no single upstream (the swe tier)
+    when neither ``limit=`` nor ``all=1`` is given, ``prove`` the limits of one proving container. A tier with no single upstream (the swe tier)
     leaves ``upstream``/``ref``/``languages`` out and reads its own settings from ``table`` (the whole file).
     """
 
@@ -99,7 +98,6 @@ class Suite:
     ref: str
     languages: tuple[str, ...]
     sample: int = 3
-    base_image: str = "debian:bookworm"
     prove: Limits = field(default_factory=Limits)
     table: dict = field(default_factory=dict, compare=False, repr=False)  # the whole file, for tier-owned settings
 
@@ -149,9 +147,32 @@ def load_suite(name: str) -> Suite:
             ref=str(raw["ref"]) if raw.get("upstream") else str(raw.get("ref", "")),
             languages=tuple(raw.get("languages", ())),
             sample=int(raw.get("sample", 3)),
-            base_image=str(raw.get("base_image", "debian:bookworm")),
             prove=Limits.parse(raw.get("prove", {}), f"{path} [prove]"),
             table=raw,
         )
     except KeyError as exc:
         raise ConfigError(f"{path}: missing setting {exc.args[0]!r}") from None
+
+
+@dataclass(frozen=True)
+class LabSettings:
+    """Settings of the whole lab home (``evals/lab.toml``, optional): ``base_image``, the Debian image lab's own
+    images (the grader, model servers) are built FROM, pulled or bootstrapped locally."""
+
+    base_image: str = "debian:bookworm"
+
+
+def lab_settings() -> LabSettings:
+    """Read ``evals/lab.toml`` (the defaults of ``LabSettings`` when there is none). Raises ConfigError naming
+    the file when it is not valid TOML or names a setting lab does not know."""
+    path = EVALS / "lab.toml"
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return LabSettings()
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    unknown = sorted(set(raw) - {"base_image"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; it knows base_image")
+    return LabSettings(base_image=str(raw.get("base_image", LabSettings.base_image)))

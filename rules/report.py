@@ -19,11 +19,11 @@ missing) and usage are over all repeats. The aider leaderboard's record keys (``
 ``pass_rate_2``, ``test_cases``, ``seconds_per_case``, ``total_cost``, ...) are written per run (repeat 1) so
 results sit beside published numbers.
 
-The swe tier (``Profile`` ``SWE``; the aider tier's is ``AIDER``) reports one rate, ``resolved`` (the chosen
-attempt's held-out grading passed every FAIL_TO_PASS and PASS_TO_PASS test), over all its published tasks, per
-repository instead of per language, with the retry-until-plausible statistics of each run (``attempt_stats``:
-plausible rate, attempts used, chosen attempt not the first, and "resolved by any attempt", an upper bound that is
-never the score); its results are judged stale by ``rules.swerun.stale``.
+What a tier's report measures is its ``rules.tier.Profile``: its metrics (pass@1 and pass@2; or one rate such as
+``resolved``), the group it breaks them down by (language, repository), its outcome words, and whether its trials
+make attempts (retry until plausible: each run's ``attempt_stats``: plausible rate, attempts used, chosen attempt
+not the first, and "resolved by any attempt", an upper bound that is never the score). Whether a stored result is
+stale is the tier's call (``Tier.stale_judge``).
 
 Pure functions compute the numbers from results (``build_report``) and the charts' geometry (``leaderboard``,
 ``heatmap``); ``load`` reads the files and ``write_report`` writes the three pages plus
@@ -38,6 +38,9 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
+
+from rules.tier import Metric, Profile
 
 REPORT_FORMAT = 2
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
@@ -85,73 +88,26 @@ def spread(rates: list[float]) -> dict:
             "sd": statistics.stdev(rates) if len(rates) > 1 else None, "min": min(rates), "max": max(rates)}
 
 
-@dataclass(frozen=True)
-class Metric:
-    """A rate the report gives per run: ``key`` (its field in a row and in report.json: ``pass_2``), ``name``
-    (what the pages call it: ``pass@2``) and ``tries`` (a trial counts when its outcome word says it passed on
-    this try or earlier, see ``passed_within``)."""
-
-    key: str
-    name: str
-    tries: int
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What a tier's report measures and how it groups: its ``metrics`` (the last one is the headline: the
-    leaderboard's bars and order, the heat map), the task field it groups by (``group``) and the report.json
-    field of those groups (``groups``), the outcome words of a passed (``passed``; None: ``pass@<try>``) and
-    a failed trial, whether the tier has ``free`` tasks (rates without them) and aider's leaderboard
-    ``records``, and whether its trials make ``attempts`` (the swe tier's retry until plausible: attempt
-    statistics, staleness from ``rules.swerun.stale``); ``verb``, ``rate_noun``, ``rates``, ``passes`` and
-    ``try_word`` are the words the pages use ("not passed", "its pass rate", "pass@k ... use", "only A
-    passes", "try")."""
-
-    tier: str
-    metrics: tuple[Metric, ...]
-    group: str
-    groups: str
-    passed: str | None
-    failed: str
-    free: bool
-    records: bool
-    attempts: bool
-    verb: str
-    rate_noun: str
-    rates: str
-    passes: str
-    try_word: str
-
-    @property
-    def headline(self) -> Metric:
-        return self.metrics[-1]
-
-
-AIDER = Profile("aider", (Metric("pass_1", "pass@1", 1), Metric("pass_2", "pass@2", 2)), group="language",
-                groups="languages", passed=None, failed="fail", free=True, records=True, attempts=False,
-                verb="passed", rate_noun="pass rate", rates="pass@k", passes="passes", try_word="try")
-SWE = Profile("swe", (Metric("resolved", "resolved", 1),), group="repo", groups="repos", passed="resolved",
-              failed="unresolved", free=False, records=False, attempts=True, verb="resolved",
-              rate_noun="resolved rate", rates="the resolved rate", passes="resolves", try_word="attempt")
-PROFILES = {p.tier: p for p in (AIDER, SWE)}
-
-
 def profile_of(tier: str) -> Profile:
-    """The report profile of ``tier`` (a tier lab does not know gets the aider tier's: pass@1 and pass@2 per
-    language)."""
-    return PROFILES.get(tier, AIDER)
+    """The report profile of ``tier`` (its ``rules.tier.Tier.profile``). Raises ConfigError naming the known
+    tiers for a tier lab does not know (never another tier's profile)."""
+    from rules import tiers
+
+    return tiers.get(tier).profile
 
 
 @dataclass(frozen=True)
 class TaskRow:
-    """A published task of the tier: name, language, exercise, whether it is free, and its repository (the
-    swe tier's ``owner/name``; ``""`` elsewhere)."""
+    """A published task of the tier: its name, its group labels (``groups``: the tier's, e.g. ``{"language":
+    "go", "exercise": "bowling"}`` or ``{"repo": "pallets/flask"}``) and whether it is free."""
 
     task: str
-    language: str
-    exercise: str
+    groups: dict
     free: bool
-    repo: str = ""
+
+    def group(self, key: str) -> str:
+        """The task's label ``key`` (``""`` when it has none)."""
+        return str(self.groups.get(key, ""))
 
 
 @dataclass
@@ -212,17 +168,16 @@ def tampered_tries(result: dict) -> list[dict]:
 def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = None) -> str:
     """A trial's outcome in one word: ``pass@N`` (passed on try N; the swe tier: ``resolved``), ``fail``
     (swe: ``unresolved``), ``timeout``, ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or
-    ``missing``. ``profile`` is the tier's (default: the aider tier's words)."""
+    ``missing``. ``profile`` is the tier's (without one: ``pass@N`` and ``fail``)."""
     if result is None:
         return "missing"
     if stale:
         return "stale"
-    profile = profile or AIDER
     status = result.get("status")
     if status == "pass":
-        return profile.passed or f"pass@{result.get('passed_try') or 1}"
+        return (profile.passed if profile else None) or f"pass@{result.get('passed_try') or 1}"
     if status == "fail":
-        return profile.failed
+        return profile.failed if profile else "fail"
     if status in ("timeout", "tampered"):
         return status
     return f"error:{error_kind(result)}"
@@ -279,8 +234,8 @@ def graded_by(results: list[dict]) -> list[dict]:
             for image, (n, m) in sorted(seen.items(), key=lambda kv: (-kv[1][0], kv[0]))]
 
 
-def summarize(run: Run, tasks: list[TaskRow], today: str | None = None, profile: Profile | None = None) -> dict:
-    """One run's row of the report; ``profile`` is the tier's (default: the aider tier's).
+def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profile) -> dict:
+    """One run's row of the report; ``profile`` is the tier's.
 
     Returns ``{"run", "label", "agent", "settings", "command", "tasks", "free", "repeats": [k, ...],
     <metrics>, "without_free": {"tasks", <metrics>}, <groups>: {group: {"tasks", "finished", <metrics>}}``
@@ -296,7 +251,6 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None, profile:
     (``missing``: tasks without a record in a repeat that has records). Seconds are over finished trials,
     usage over every trial that is not stale (all repeats).
     """
-    profile = profile or AIDER
     repeats = sorted(k for k in run.outcomes if run.outcomes[k]) or [1]
     first = run.outcomes.get(1, {})
     kept = [r for r in tasks if not r.free]
@@ -338,8 +292,8 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None = None, profile:
         "median_agent_seconds": round(statistics.median(agent_seconds), 3) if agent_seconds else None,
         **_usage([res for _k, _t, res in current]),
     }
-    for group in sorted({getattr(r, profile.group) for r in tasks}):
-        rows = [r for r in tasks if getattr(r, profile.group) == group]
+    for group in sorted({r.group(profile.group) for r in tasks}):
+        rows = [r for r in tasks if r.group(profile.group) == group]
         row[profile.groups][group] = {"tasks": len(rows),
                                       "finished": sum(finished(first.get(r.task, "missing")) for r in rows),
                                       **rates(rows)}
@@ -467,10 +421,10 @@ def why_not(attempt: dict) -> str:
     return "; ".join(parts)
 
 
-def rank_key(row: dict, profile: Profile | None = None) -> tuple:
+def rank_key(row: dict, profile: Profile) -> tuple:
     """Leaderboard order: the headline rate (repeat 1) high to low, then the other metrics' (pass@2, then
     pass@1 for the aider tier; resolved for the swe tier), then label."""
-    metrics = (profile or AIDER).metrics
+    metrics = profile.metrics
     return tuple(-(row[m.key]["rate"] or 0.0) for m in reversed(metrics)) + (row["label"], row["run"])
 
 
@@ -491,11 +445,10 @@ def compare(a: Run, b: Run, tasks: list[TaskRow], metric: Metric) -> dict:
             "p_value": p, "significant": p < ALPHA}
 
 
-def warnings_of(rows: list[dict], profile: Profile | None = None) -> list[str]:
+def warnings_of(rows: list[dict], profile: Profile) -> list[str]:
     """Loud one-line warnings about rows whose numbers say little: most trials ended in ``error``, a repeat
     is incomplete or repeat 1 is absent, trials are stale or tampered, or passed only on a try past the
     report's pass@2."""
-    profile = profile or AIDER
     out = []
     for row in rows:
         if row["trials"] and row["errors"] * 2 > row["trials"]:
@@ -558,11 +511,10 @@ def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: st
     pairs = [compare(a, b, tasks, m) for a, b in itertools.combinations(ordered, 2) for m in profile.metrics]
     groups: dict[str, int] = {}
     for r in tasks:
-        groups[getattr(r, profile.group)] = groups.get(getattr(r, profile.group), 0) + 1
+        groups[r.group(profile.group)] = groups.get(r.group(profile.group), 0) + 1
     matrix = []
     for t in tasks:
-        entry = {"task": t.task, "language": t.language, "exercise": t.exercise, "free": t.free,
-                 profile.group: getattr(t, profile.group),
+        entry = {"task": t.task, **t.groups, "free": t.free,
                  "outcomes": {r.run: r.outcomes.get(1, {}).get(t.task, "missing") for r in ordered},
                  "repeats": {}, "evidence": {}}
         if profile.attempts:
@@ -582,8 +534,7 @@ def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: st
         "agents": rows, "comparisons": pairs, "matrix": matrix,
         "warnings": list(notes or []) + warnings_of(rows, profile),
     }
-    if profile is not AIDER:  # the aider tier's report.json keeps its fields as they were
-        out.update(metric=profile.headline.name, group=profile.group)
+    out.update(metric=profile.headline.name, group=profile.group)
     return out
 
 
@@ -867,46 +818,6 @@ def trial_folder(name: str) -> tuple[str, int]:
     return name, 1
 
 
-@dataclass(frozen=True)
-class Grading:
-    """What the current grading is, for ``_stale``: the grader image tag and id and the grading limits."""
-
-    image: str
-    id: str
-    limits: object
-
-
-def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, grading: Grading) -> bool:
-    """True when ``result`` finished but no longer counts as the current trial of ``agent`` (the run's current
-    definition with its setting values; None when unknown) on the task in ``task_dir``:
-    ``rules.trial.trial_state`` says ``rerun`` or ``regrade`` (a trial due to be graded again is not current
-    either). An ``error`` is never stale: it shows as the error it is. With no known agent only the task's
-    side can be checked (its digest without grading files, and check.sh's)."""
-    from rules.trial import GRADING_FILES, check_digest, result_state_for_report, task_digest
-
-    if not finished(cell(result)):
-        return False
-    if agent is None:
-        key = result.get("key") or {}
-        return ((key.get("run") or {}).get("task_digest") != task_digest(task_dir, without=GRADING_FILES)
-                or (key.get("grade") or {}).get("check_digest") != check_digest(task_dir))
-    state = result_state_for_report(result, task_dir, agent, grading.limits, trial_dir, grading.image, grading.id)
-    return state != "current"
-
-
-def _swe_stale(result: dict, task_dir: Path, agents: dict) -> bool:
-    """True when a finished swe ``result`` no longer counts (``rules.swerun.stale``: the task, the agents'
-    definitions, the attempts or the grading changed; ``agents`` = ``rules.agents.load_agents()``). An
-    ``error`` is never stale. Without ``rules.swerun`` (a lab that has no swe trials yet) nothing is."""
-    if not finished(cell(result, profile=SWE)):
-        return False
-    try:
-        from rules.swerun import stale
-    except ImportError:
-        return False
-    return bool(stale(result, task_dir, agents))
-
-
 def run_agent(agents: dict, name: str, settings: dict):
     """The current definition of a run's agent with the run's setting values, or None (unknown agent, or
     settings the definition cannot take). Uses ``Agent.with_values`` where rules.agents has it; without it a
@@ -945,16 +856,15 @@ def with_attempt_evidence(result: dict, trial_dir: Path) -> dict:
 
 
 def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dict,
-              grading: Grading | None, profile: Profile | None = None) -> tuple[list[Run], list[str]]:
+              judge: Callable[..., bool], profile: Profile) -> tuple[list[Run], list[str]]:
     """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
     (runs, notes). ``tasks_dir`` holds the published tasks, ``agents`` maps an agent name to its current
-    definition, ``grading`` is the current grading (see ``_stale``; the swe tier's trials are judged by
-    ``_swe_stale`` instead, and its runs' words are ``profile``'s). A run's label, agent and settings come from
+    definition, ``judge(result, task_dir, agent, trial_dir)`` says whether a finished result is stale (the
+    tier's ``stale_judge``) and ``profile`` is the tier's. A run's label, agent and settings come from
     its ``run.json`` (without one: the folder name, and the settings its results record; a swe run's
     ``agents`` and ``attempts`` too); ``notes`` name records that could not be read."""
     from rules.files import read_json
 
-    profile = profile or AIDER
     published = {r.task for r in tasks}
     runs: list[Run] = []
     notes: list[str] = []
@@ -988,8 +898,7 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
         agent = run_agent(agents, run.agent, run.settings)
         run.command = " ".join(agents[run.agent].command) if run.agent in agents else None
         for trial, task, k, res in records:
-            stale = (_swe_stale(res, Path(tasks_dir) / task, agents) if profile.attempts
-                     else _stale(res, Path(tasks_dir) / task, agent, trial, grading))
+            stale = finished(cell(res, profile=profile)) and judge(res, Path(tasks_dir) / task, agent, trial)
             run.outcomes.setdefault(k, {})[task] = cell(res, stale, profile)
             run.results.setdefault(k, {})[task] = with_attempt_evidence(res, trial) if profile.attempts else res
         runs.append(run)
@@ -997,41 +906,41 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
 
 
 def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
-    """Read the tier's manifest and every run's results: (tasks, runs, notes); see ``load_runs``."""
+    """Read the tier's manifest and every run's results: (tasks, runs, notes); see ``load_runs``. A task's
+    group labels are its manifest entry's (the tier's ``groups``), else its task.json's."""
+    from rules import tiers
     from rules.agents import AgentError, load_agents
     from rules.config import load_suite
     from rules.files import read_json
-    from rules import images
-    from rules.trial import current_grader_id
 
     suite = load_suite(tier)
-    profile = profile_of(tier)
+    the_tier = tiers.get(tier)
     manifest = read_json(suite.manifest_path) or {}
-    tasks = [TaskRow(t["task"], t.get("language", ""), t.get("exercise", ""), t.get("status") == "free",
-                     _repo(t, suite.tasks_dir / t["task"]) if profile.group == "repo" else "")
+    tasks = [TaskRow(t["task"], _groups(t, suite.tasks_dir / t["task"], the_tier.groups), t.get("status") == "free")
              for t in manifest.get("tasks", []) if t.get("status") in ("kept", "free")
              and (suite.tasks_dir / t["task"] / "task.json").is_file()]
     try:
         agents = load_agents()
     except AgentError:
         agents = {}
-    grading = None if profile.attempts else Grading(images.GRADER, current_grader_id(images.GRADER), suite.prove)
-    runs, notes = load_runs(suite.runs_dir, tasks, suite.tasks_dir, agents, grading, profile)
+    judge = the_tier.stale_judge(suite, agents)
+    runs, notes = load_runs(suite.runs_dir, tasks, suite.tasks_dir, agents, judge, the_tier.profile)
     return tasks, runs, notes
 
 
-def _repo(entry: dict, task_dir: Path) -> str:
-    """A published swe task's repository: the manifest entry's ``repo``, else its task.json's (publish copies
-    only the aider tier's fields into the manifest), else ``"?"``."""
+def _groups(entry: dict, task_dir: Path, keys: tuple[str, ...]) -> dict[str, str]:
+    """A published task's group labels ``keys``: each from its manifest ``entry``, else from its task.json,
+    else ``"?"``."""
     from rules.files import read_json
 
-    if entry.get("repo"):
-        return str(entry["repo"])
+    if all(entry.get(k) for k in keys):
+        return {k: str(entry[k]) for k in keys}
     try:
         meta = read_json(task_dir / "task.json") or {}
     except ValueError:
         meta = {}
-    return str(meta.get("repo") or "?") if isinstance(meta, dict) else "?"
+    meta = meta if isinstance(meta, dict) else {}
+    return {k: str(entry.get(k) or meta.get(k) or "?") for k in keys}
 
 
 def write_report(tier: str = "aider", echo: bool = True) -> dict:

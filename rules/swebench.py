@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rules.config import STATE, TEMPLATES, Limits, Suite
+from rules.config import STATE, Limits, Suite
 from rules.files import read_json, write_atomic, write_json
-from rules.tier import ImageSpec, Rejected, Selection, TaskSpec, Unavailable, flag
+from rules.tier import Rejected, Unavailable
 
 TIER = "swe"
 TASK_FORMAT = 2  # version of task.json (bump when its fields change meaning: every swe task renders again)
@@ -396,75 +396,6 @@ def dataset_path(suite: Suite, var: Callable = lambda name, default=None: defaul
         raise Rejected("no dataset: give dataset=PATH or set `dataset` in evals/swe/suite.toml")
     p = Path(raw)
     return p if p.is_absolute() else ROOT / p
-
-
-class SweTier:
-    """The swe tier through the seam of rules/tier.py."""
-
-    name = TIER
-
-    def tasks(self, suite: Suite, var: Callable) -> Selection:
-        from rules import images
-
-        data = load_dataset(dataset_path(suite, var))
-        raw_ids = var("instances")
-        if raw_ids:
-            ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
-            unknown = [i for i in ids if i not in data]
-            if unknown:
-                raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
-        elif flag(var, "all"):
-            ids = list(data)
-        else:
-            ids = [i for i in suite.table.get("instances", []) if i in data]
-        raw_limit = var("limit")
-        if raw_limit is not None:
-            try:
-                limit = int(raw_limit)
-            except ValueError:
-                limit = 0
-            if limit < 1:
-                raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
-            ids = ids[:limit]
-        repos = var("repos") or suite.table.get("repos") or None
-        templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
-        envs = environments(suite)
-        specs = []
-        for iid in ids:
-            inst = data[iid]
-            env = env_for(inst.repo, inst.version, envs, inst.id)
-            specs.append(TaskSpec(
-                name=iid, groups={"language": "python", "exercise": iid, "repo": inst.repo},
-                deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
-                                          "env": env.digest() if env else None, "repos": repos},
-                image=env.tag if env else "",
-                image_stamp=images.stamp_path(env.stamp_name) if env else None,
-                source=(inst, env, repos, float(suite.prove.timeout))))
-        settings = {"dataset": str(dataset_path(suite, var)), "instances": ids, "repos": repos}
-        return Selection(list(data), specs, settings)
-
-    def render(self, suite: Suite, spec: TaskSpec):
-        inst, env, repos, timeout = spec.source
-        return render(inst, env, repos, test_timeout=int(timeout))
-
-    def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
-        from rules import images
-
-        out, seen = [], set()
-        for spec in specs:
-            inst, env, repos, _ = spec.source
-            if env is None or env.name in seen:
-                continue
-            seen.add(env.name)
-            out.append(ImageSpec(
-                name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name),
-                deps=(str(TEMPLATES / "swe" / "env.Dockerfile.j2"),), settings={"env": env.digest()},
-                build=lambda env=env, inst=inst, repos=repos: build_env(env, repo_dir(inst.repo, repos),
-                                                                        inst.setup_commit)))
-        return out
-
-    def prove(self, build: Path, image: str, limits: Limits) -> dict:
-        return prove_staged(build, image=image, limits=limits)
 
 
 # ---- rendering ----

@@ -20,11 +20,12 @@ from rules.config import STATE
 STATE.mkdir(parents=True, exist_ok=True)
 
 def _suite_var() -> str:
-    """``suite=``: the tier a command is about (default ``aider``); an unknown one stops the command with one
-    line naming the tiers there are."""
-    tier = get_var("suite", "aider")
+    """``suite=``: the tier a command is about (default: the first tier of this home, ``rules.tiers.present``);
+    an unknown one stops the command with one line naming the tiers there are."""
+    tier = get_var("suite") or (tiers.present() or tiers.names())[0]
     try:
         load_suite(tier)
+        tiers.get(tier)
     except ConfigError as exc:
         raise SystemExit(f"suite={tier}: {exc}") from None
     return tier
@@ -183,39 +184,11 @@ from doit import create_after  # noqa: E402
 from doit.exceptions import TaskFailed  # noqa: E402
 from doit.tools import config_changed  # noqa: E402
 
-from rules.config import Suite, load_suite  # noqa: E402
-from rules.files import files_below, read_json, write_json  # noqa: E402
-from rules.tier import AiderTier  # noqa: E402
+from rules.config import Suite, lab_settings, load_suite  # noqa: E402
+from rules.files import read_json, write_json  # noqa: E402
+from rules import tiers  # noqa: E402
 
 
-def _swe_tier():
-    from rules.swebench import SweTier
-
-    return SweTier()
-
-
-class _Tiers(dict):
-    """Tier name → its seam (rules/tier.py), each made on first use (``TIERS[name]``): the swe tier's module is
-    large, and a command about the aider tier never needs it."""
-
-    def __getitem__(self, name: str):
-        seam = super().__getitem__(name)
-        if isinstance(seam, tuple):  # (maker,): not made yet
-            seam = seam[0]()
-            super().__setitem__(name, seam)
-        return seam
-
-    def get(self, name: str, default=None):
-        return self[name] if name in self else default
-
-    def values(self):
-        return [self[name] for name in self]
-
-    def items(self):
-        return [(name, self[name]) for name in self]
-
-
-TIERS = _Tiers(aider=(AiderTier,), swe=(_swe_tier,))  # tier name → its seam (rules/tier.py)
 TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch")  # the basenames of a tier's tasks
 # doit's options of `doit run` (0.37): those taking a value as the next word, and flags
 _VALUE_OPTIONS = {"-v", "--verbosity", "-r", "--reporter", "-o", "--output-file", "-n", "--process", "-P",
@@ -314,15 +287,15 @@ def task_pull():
     from rules.upstream import is_current
 
     asked = {a.split("/", 1)[0] for a in _asked("gen") + _asked("prove")}
-    for tier in TIERS:
+    for tier in tiers.present():
         if asked and tier not in asked:
-            continue  # `doit gen:swe` never waits on (or fails for) the aider tier's upstream
+            continue  # `doit gen:<tier>` never waits on (or fails for) another tier's upstream
         try:
             suite = load_suite(tier)
         except ConfigError:
             continue  # a lab home without this tier; `doit gen:<tier>` says what is missing
         if not suite.upstream:
-            continue  # a tier without one upstream checkout (the swe tier reads a dataset and many repositories)
+            continue  # a tier without one upstream checkout (one that reads a dataset and many repositories)
         url, ref = _upstream_settings(suite)
         yield {
             "name": tier,
@@ -343,13 +316,13 @@ def task_image():
     """Build the images: ``image:grader`` (all toolchains, offline grading)."""
     from rules import images
 
-    suite = load_suite("aider")
+    base_image = lab_settings().base_image
     yield {
         "name": "grader",
-        "actions": [(_build_grader, [suite.base_image])],
+        "actions": [(_build_grader, [base_image])],
         "file_dep": images.grader_templates(),
         "targets": [images.stamp_path("grader")],
-        "uptodate": [config_changed({"base_image": suite.base_image, "tag": images.GRADER}),
+        "uptodate": [config_changed({"base_image": base_image, "tag": images.GRADER}),
                      lambda: images.stamp_current("grader")],
         "doc": "build the grader image",
     }
@@ -361,7 +334,7 @@ def _render(tier: str, spec):
 
     suite = load_suite(tier)
     try:
-        r = TIERS[tier].render(suite, spec)
+        r = tiers.get(tier).render(suite, spec)
         stage(suite.build_dir / spec.name, r.task_files, r.answer_files, None, r.meta)
     except Rejected as exc:
         stage(suite.build_dir / spec.name, None, None, str(exc), {"task": spec.name, **spec.groups})
@@ -374,14 +347,14 @@ _progress: dict = {}  # tier → Progress of this run's proofs
 
 
 def _prove(tier: str, task: str, image: str, limits) -> None:
-    record = TIERS[tier].prove(load_suite(tier).build_dir / task, image, limits)
+    record = tiers.get(tier).prove(load_suite(tier).build_dir / task, image, limits)
     if tier in _progress:
         _progress[tier].done(record)
 
 
 def _prove_batch(tier: str, tasks: list[str], image: str, limits) -> None:
     build = load_suite(tier).build_dir
-    TIERS[tier].prove_batch([build / t for t in tasks], image, limits)
+    tiers.get(tier).prove_batch([build / t for t in tasks], image, limits)
 
 
 def _batch_current(members: list[tuple[Path, Path, Path]]) -> bool:
@@ -436,17 +409,15 @@ def task_gen():
     ``env:<tier>/<name>`` tasks. A command that names some tiers' steps (``gen:swe``) reads only those tiers'
     variables (``limit=`` of the swe tier is not the aider tier's)."""
     from rules.build import Progress
-    from rules.config import EVALS, ConfigError
+    from rules.config import ConfigError
     from rules.tier import Rejected
 
     asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch") for a in _asked(b)}
-    for tier in TIERS:
-        if not (EVALS / tier / "suite.toml").is_file():
-            continue  # a lab home without this tier
+    for tier in tiers.present():
         if asked and tier not in asked:
             continue
-        module = TIERS[tier]
         try:
+            module = tiers.get(tier)
             suite = load_suite(tier)
             selection = module.tasks(suite, get_var)
             envs = module.images(suite, selection.chosen)
@@ -467,7 +438,7 @@ def task_gen():
         proofs = []
         stale = 0
         batch_of = {}
-        batches = module.batches(suite, selection.chosen, _jobs()) if hasattr(module, "batches") else {}
+        batches = module.batches(suite, selection.chosen, _jobs())
         specs = {spec.name: spec for spec in selection.chosen}
         for name, members in batches.items():
             batch_of.update({m: f"batch:{tier}/{name}" for m in members})
@@ -533,54 +504,56 @@ def _image_current(stamp: Path) -> bool:
     return images.stamp_current(stamp.stem)
 
 
-def _evaluate(predictions: str | None, dataset: str | None) -> None:
-    from rules import swebench
+def _evaluate(suite: str | None, predictions: str | None, dataset: str | None) -> None:
     from rules.tier import Rejected
 
-    if not predictions:
-        return TaskFailed("give predictions=FILE (SWE-bench JSONL: instance_id, model_name_or_path, model_patch), "
-                          "or predictions=gold / predictions=empty")
-    suite = load_suite("swe")
-    if not swebench.published(suite):
-        return TaskFailed(f"no published swe tasks in {suite.dir}: run `doit gen:swe` first (the held-out tests "
-                          "grade only published tasks)")
+    tier = _predictions_tier(suite)
+    if tier is None:
+        return TaskFailed("no tier here grades predictions (a tier with held-out tests, such as suite=swe, "
+                          "does): give suite=NAME")
     try:
-        path = Path(predictions)
-        if predictions in swebench.PSEUDO and not path.exists():
-            path = swebench.pseudo_predictions(suite, predictions,
-                                               swebench.dataset_path(suite, lambda n, d=None: dataset or d))
-        results = swebench.evaluate(suite, path)
-    except Rejected as exc:
+        print(tiers.get(tier).evaluate(predictions, dataset))
+    except (Rejected, ConfigError) as exc:
         return TaskFailed(str(exc))
-    print(swebench.results_summary(results))
     return None
 
 
-def task_evaluate():
-    """Grade SWE-bench predictions with the swe tier's held-out tests (predictions=FILE|gold|empty).
+def _predictions_tier(suite: str | None) -> str | None:
+    """The tier ``doit evaluate`` is about: ``suite=``, else the first tier here that grades predictions
+    (has an ``evaluate``)."""
+    if suite:
+        return suite
+    return next((t for t in tiers.present() if hasattr(tiers.get(t), "evaluate")), None)
 
-    ``doit evaluate predictions=FILE`` (or
-    ``predictions=gold`` / ``predictions=empty``); writes evals/swe/evaluations/<name>/ (logs, results.json)."""
+
+def task_evaluate():
+    """Grade SWE-bench predictions with a tier's held-out tests (predictions=FILE|gold|empty).
+
+    ``doit evaluate predictions=FILE`` (or ``predictions=gold`` / ``predictions=empty``; ``suite=`` picks the
+    tier); writes evals/<tier>/evaluations/<name>/ (logs, results.json)."""
     if _TIER_STEPS_ONLY:
         return None  # `doit gen:...`: no agent, trial or report task is needed
-    return {"actions": [(_evaluate, [get_var("predictions"), get_var("dataset")])], "uptodate": [False],
-            "verbosity": 2}
+    return {"actions": [(_evaluate, [get_var("suite"), get_var("predictions"), get_var("dataset")])],
+            "uptodate": [False], "verbosity": 2}
 
 
 def _scenarios(tier: str) -> None:
     suite = load_suite(tier)
+    keys = tiers.get(tier).groups
     manifest = read_json(suite.manifest_path)
     if not manifest:
         raise SystemExit(f"{suite.manifest_path} does not exist yet: run `doit gen:{tier}` first")
     rows = [e for e in manifest["tasks"] if e.get("published")]
-    print(f"{'task':40} {'language':11} {'exercise':28} {'tests':>5}  status")
+    widths = [max([len(k)] + [len(str(e.get(k, ""))) for e in rows]) + 1 for k in keys]
+    print(f"{'task':40} " + "".join(f"{k:{w}}" for k, w in zip(keys, widths)) + f"{'tests':>5}  status")
     for e in rows:
-        print(f"{e['task']:40} {e['language']:11} {e['exercise']:28} {e.get('tests', 0):>5}  {e['status']}")
+        labels = "".join(f"{str(e.get(k, '')):{w}}" for k, w in zip(keys, widths))
+        print(f"{e['task']:40} {labels}{e.get('tests', 0):>5}  {e['status']}")
     print(f"{len(rows)} tasks ({sum(e['status'] == 'free' for e in rows)} free)")
 
 
 def task_scenarios():
-    """List a tier's published tasks with language, exercise, test count and status (``suite=aider``)."""
+    """List a tier's published tasks with their group labels, test count and status (``suite=NAME``)."""
     if _TIER_STEPS_ONLY:
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
@@ -590,8 +563,6 @@ def task_scenarios():
 # ---- run and report (agents, trials, report) ----
 
 import time  # noqa: E402
-
-TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output
 
 
 def _agents() -> tuple[dict, str | None]:
@@ -688,27 +659,25 @@ def _build_agent(name: str) -> None:
     return None
 
 
-def task_agent_image():
-    """Build each agent's image FROM the grader image: ``agent_image:<agent>``."""
-    if _TIER_STEPS_ONLY:
-        return None  # `doit gen:...`: no agent, trial or report task is needed
+def _agent_image_task(name: str, agent, base: str | None, base_id: str = "") -> dict:
+    """The doit task that builds agent ``name``'s image FROM ``base`` (None: the grader image)."""
     from rules import images
 
-    agents, _ = _agents()
-    for name, agent in agents.items():
-        try:
-            template = [agent.template_path()]
-        except ConfigError:
-            template = []  # the build action reports the missing template
-        yield {
-            "name": name,
-            "actions": [(_build_agent, [name])],
-            "file_dep": template + [images.stamp_path("grader")],
-            "targets": [images.stamp_path(agent.stamp_name)],
-            "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(images.GRADER)}),
-                         lambda s=agent.stamp_name: images.stamp_current(s)],
-            "doc": f"build the {name} agent's image",
-        }
+    try:
+        template = [agent.template_path()]
+    except ConfigError:
+        template = []  # the build action reports the missing template
+    on = base or images.GRADER
+    stamp = agent.stamp_name if base is None else images.agent_stamp_name(agent, base)
+    return {
+        "actions": [(_build_agent, [name])] if base is None else [(_build_agent_on, [name, base])],
+        "file_dep": template + ([images.stamp_path("grader")] if base is None else []),
+        "targets": [images.stamp_path(stamp)],
+        "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(on),
+                                     **({"base_id": base_id} if base else {})}),
+                     lambda s=stamp: images.stamp_current(s)],
+        "doc": f"build the {name} agent's image" + (f" FROM {base}" if base else ""),
+    }
 
 
 def _build_agent_on(name: str, base: str) -> None:
@@ -720,56 +689,44 @@ def _build_agent_on(name: str, base: str) -> None:
     except ConfigError as exc:
         return TaskFailed(str(exc))
     except Exception as exc:  # noqa: BLE001 - SandboxError: say which agent and base, and what to do
-        return TaskFailed(f"the {name} agent's image does not build FROM {base} (the swe task's environment "
+        return TaskFailed(f"the {name} agent's image does not build FROM {base} (the task's environment "
                           f"image): {exc}; an agent whose install needs another Python than that image's cannot "
                           "run on these tasks")
     print(f"agent image {stamp['image']} {stamp['id'][:19]}")
     return None
 
 
-def _swe_envs() -> dict[str, str]:
-    """The environment images of the swe tier's published tasks (env name → tag); none without the tier."""
-    from rules.config import EVALS
-
-    if not (EVALS / "swe" / "suite.toml").is_file():
-        return {}
-    from rules.swerun import published_envs  # after the check: a home without the tier never imports it
-
-    try:
-        return published_envs(load_suite("swe"), _published("swe"))
-    except ConfigError:
-        return {}
+def _agent_bases() -> dict[str, str]:
+    """The images agents are built on besides the grader, over every tier of this home: env name → tag
+    (``Tier.agent_bases`` of its published tasks)."""
+    out: dict[str, str] = {}
+    for tier in tiers.present():
+        try:
+            out.update(tiers.get(tier).agent_bases(load_suite(tier), _published(tier)))
+        except ConfigError:
+            continue  # `doit gen:<tier>` and `doit run suite=<tier>` say what is wrong
+    return out
 
 
-def task_agent_image_swe():
-    """Build each agent's image FROM each swe environment image in use (agent_image_swe:<agent>@<env>).
-
-    So the agent runs the repository's own tests with ``{test_cmd}``."""
+def task_agent_image():
+    """Build each agent's image: ``agent_image:<agent>`` FROM the grader image, and ``agent_image:<agent>@<env>``
+    FROM each environment image a tier's published tasks run in (so the agent can run their tests)."""
     if _TIER_STEPS_ONLY:
         return None  # `doit gen:...`: no agent, trial or report task is needed
-    from rules import images
     from rules.sandbox import image_id_quick
 
     agents, _ = _agents()
-    envs = _swe_envs()
-    for env, base in envs.items():
+    for name, agent in agents.items():
+        yield {"name": name, **_agent_image_task(name, agent, None)}
+    for env, base in _agent_bases().items():
         base_id = image_id_quick(base) or ""
         for name, agent in agents.items():
-            try:
-                template = [agent.template_path()]
-            except ConfigError:
-                template = []
-            stamp = images.agent_stamp_name(agent, base)
-            yield {
-                "name": f"{name}@{env}",
-                "actions": [(_build_agent_on, [name, base])],
-                "file_dep": template,
-                "targets": [images.stamp_path(stamp)],
-                "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(base),
-                                             "base_id": base_id}),
-                             lambda s=stamp: images.stamp_current(s)],
-                "doc": f"build the {name} agent's image FROM {base}",
-            }
+            yield {"name": f"{name}@{env}", **_agent_image_task(name, agent, base, base_id)}
+
+
+def _agent_image_name(agent: str, env: str | None) -> str:
+    """The doit task of agent ``agent``'s image on environment ``env`` (None: on the grader image)."""
+    return f"agent_image:{agent}" + (f"@{env}" if env else "")
 
 
 def _build_service(agent_name: str, base_image: str) -> None:
@@ -794,7 +751,7 @@ def task_service_image():
     from rules import images
 
     agents, _ = _agents()
-    base_image = load_suite("aider").base_image
+    base_image = lab_settings().base_image
     seen = set()
     for name, agent in agents.items():
         service = agent.service
@@ -816,19 +773,6 @@ def task_service_image():
         }
 
 
-def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
-           repeat: int, run: str, backend: str = "local", cluster: str | None = None):
-    from rules.backends import BackendError
-    from rules.trial import eval_trial
-
-    try:
-        eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
-                   backend=backend, cluster=cluster)
-    except (ConfigError, BackendError) as exc:
-        return TaskFailed(str(exc))
-    return None
-
-
 def _backend() -> tuple[str, str | None]:
     """Where trials run: ``backend=`` ("local", the default, or "ray") and ``cluster=HOST:PORT`` (needed by
     ray; RAY_ADDRESS when not given)."""
@@ -843,17 +787,6 @@ def _backend() -> tuple[str, str | None]:
         raise SystemExit("backend=ray needs cluster=HOST:PORT, the head node's address "
                          "(README.md, Running on a cluster)")
     return name, cluster if name != "local" else None
-
-
-def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
-    """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use
-    (an image rebuild that changes the grader re-grades; one that changes nothing the key holds is nothing)."""
-    from rules.trial import trial_uptodate
-
-    try:
-        return trial_uptodate(tier, agent, task, tries, settings, repeat, run)
-    except ConfigError:
-        return False  # the action reports it
 
 
 def _whole(name: str, default: int) -> int:
@@ -873,197 +806,69 @@ def _asked(basename: str) -> list[str]:
     return [a.split(":", 1)[1] for a in sys.argv[1:] if a.startswith(f"{basename}:") and "=" not in a]
 
 
-def task_eval():
-    """Run an agent over a tier's published tasks (eval:<run>, eval:<run>/<task>), without the report.
-
-    ``eval:<run>`` (every trial), ``eval:<run>/<task>``
-    (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
-    ``tries=N`` (default 2), ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...), ``backend=ray
-    cluster=HOST:PORT`` (trials on a Ray cluster; ``jobs=N`` trials in flight). A trial whose
-    result is an ``error`` runs again next time; one whose grading alone changed (check.sh, grader image,
-    grading limits) is re-graded without the agent."""
-    if _TIER_STEPS_ONLY:
-        return None  # `doit gen:...`: no agent, trial or report task is needed
-    from rules import images
-    from rules.trial import trial_folder
-
-    tier = _suite_var()
-    suite = load_suite(tier)
-    agents, problem = _agents()
-    runs = _runs(tier, agents)
-    tasks = _published(tier)
-    if tier == "swe":
-        yield from _swe_eval(suite, agents, runs, problem, tasks)
-        return
-    for name in ("agents", "attempts"):
-        if get_var(name) is not None:
-            raise SystemExit(f"{name}= is the swe tier's (retry until plausible): add suite=swe, or give "
-                             "agent=NAME alone for this tier")
-    tries, repeat = _whole("tries", TRIES), _whole("repeat", 1)
-    backend, cluster = _backend()
-    since = time.time()
-    files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
-    settings = config_changed({"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER})
-    names: set[str] = set()
-    for name, found in runs.items():
-        if isinstance(found, str):  # a setting without a value: `doit eval:<agent>` says which
-            names.add(name)
-            yield {"name": name, "actions": [(_fail, [found])], "doc": f"run {name} (needs: {found})"}
-            continue
-        agent, run = found
-        names.add(run)
-        # the agent image is a task_dep, not a file_dep: rebuilding it (e.g. on a new grader image) changes
-        # nothing a trial's key holds; whether a trial is current is trial_state's call alone (W3)
-        deps = [str(_definition_stamp(agent, run))]
-        folders = [trial_folder(t, k) for t in tasks for k in range(1, repeat + 1)]
-        # the service's image (e.g. a model server) is built before the trials that use it
-        builds = [f"agent_image:{name}"] + ([f"service_image:{agent.service.stamp_name}"] if agent.service else [])
-        for task in tasks:
-            for k in range(1, repeat + 1):
-                folder = trial_folder(task, k)
-                result = os.path.join(suite.runs_dir, run, folder, "result.json")
-                names.add(f"{run}/{folder}")
-                yield {
-                    "name": f"{run}/{folder}",
-                    "actions": [(_trial, [tier, name, task, folders, since, tries, dict(agent.values), k, run,
-                                          backend, cluster])],
-                    "file_dep": files[task] + deps,
-                    "task_dep": builds,
-                    "targets": [result],
-                    "uptodate": [settings, (_current, [tier, name, task, tries, dict(agent.values), k, run])],
-                    "doc": f"trial of {agent.label} on {folder}",
-                }
-        yield {
-            "name": run,
-            "actions": None,
-            "task_dep": [f"eval:{run}/{f}" for f in folders],
-            "doc": f"run {agent.label} over the {tier} tier ({len(tasks)} tasks"
-                   + (f", {repeat} times)" if repeat > 1 else ")"),
-        }
-        if run != name:
-            names.add(name)  # `doit eval:aider model=X` runs aider.X
-            yield {"name": name, "actions": None, "task_dep": [f"eval:{run}"], "doc": f"run {agent.label}"}
-    for asked in _asked("eval"):
-        if asked not in names:
-            names.add(asked)
-            yield {"name": asked, "doc": "an unknown agent, run or trial",
-                   "actions": [(_fail, [_unknown_eval(asked, agents, runs, problem, tasks, suite.runs_dir)])]}
-
-
-# ---- the swe tier's runs: attempts across agents (rules/swerun.py) ----
-
-def _swe_attempts() -> int:
-    """``attempts=N`` (default 1); and ``tries=`` other than 1 stops the command: a swe attempt never gets a
-    second try fed with test output, which would come from the held-out tests."""
-    raw = get_var("tries")
-    if raw not in (None, "1"):
-        raise SystemExit(f"tries={raw}: the swe tier makes one try per attempt (the held-out tests' output is never "
-                         "shown to an agent); retry from a fresh work tree with attempts=N")
-    return _whole("attempts", 1)
-
-
-def _swe_plans(agents: dict, runs: dict, attempts: int) -> dict:
-    """The swe runs this command can make: agent name → (run id, [agent]) for each agent, and ``"agents"`` →
-    (run id, [agents]) for ``agents=a,b`` (they take turns); a run that cannot be made maps to its one-line
-    reason."""
-    from rules.swerun import run_of
-
-    plans: dict = {}
-    for name, found in runs.items():
-        if isinstance(found, str):
-            plans[name] = found
-        else:
-            plans[name] = (found[1] if attempts == 1 else run_of([found[0]], attempts)[0], [found[0]])
-    asked = get_var("agents")
-    if asked:
-        names = [n.strip() for n in asked.split(",") if n.strip()]
-        problems = [_agent_problem(n, agents, runs, None, settings=False) for n in names]
-        problems = [p for p in problems if p]
-        if not problems and names:  # a setting is fine when one of the agents taking turns declares it
-            problems = [p for p in [_settings_unused(names, agents)] if p]
-        if not names:
-            plans["agents"] = "agents=: give the agents that take turns, e.g. agents=aider-a,aider-b"
-        elif problems:
-            plans["agents"] = f"agents={asked}: {problems[0]}"
-        else:
-            chosen = [runs[n][0] for n in names]
-            plans["agents"] = (run_of(chosen, attempts)[0], chosen)
-    return plans
-
-
-def _swe_trial(spec: list, task: str, folders: list[str], since: float, attempts: int, run: str, repeat: int,
-               backend: str, cluster: str | None):
+def _step_action(fn, args: list):
+    """Run a tier's step action; its ConfigError or BackendError is the task's failure, in one line."""
     from rules.backends import BackendError
-    from rules.swerun import eval_swe_trial
 
     try:
-        eval_swe_trial(spec, task, folders, since, attempts, run, repeat, backend, cluster)
+        fn(*args)
     except (ConfigError, BackendError) as exc:
         return TaskFailed(str(exc))
     return None
 
 
-def _swe_current(spec: list, task: str, attempts: int, run: str, repeat: int) -> bool:
-    from rules.swerun import swe_trial_uptodate
+def _step_task(step) -> dict:
+    """The doit task dict of a tier's ``rules.tier.Step``."""
+    if step.fails is not None:
+        return {"name": step.name, "actions": [(_fail, [step.fails])], "doc": step.doc}
+    task = {"name": step.name, "doc": step.doc,
+            "actions": [(_step_action, list(step.action))] if step.action else None}
+    for key in ("file_dep", "task_dep", "targets"):
+        if getattr(step, key):
+            task[key] = list(getattr(step, key))
+    if step.current:
+        task["uptodate"] = [config_changed(step.settings or {}), step.current]
+    return task
 
-    try:
-        return swe_trial_uptodate(spec, task, attempts, run, repeat)
-    except ConfigError:
-        return False  # the action reports it
+
+def _eval_context(tier: str):
+    """What the tier's ``eval_steps`` and ``report_run`` get from this command (``rules.tier.EvalContext``)."""
+    from rules.tier import EvalContext
+
+    agents, problem = _agents()
+    runs = _runs(tier, agents) if not problem else {}
+    return EvalContext(
+        suite=load_suite(tier), agents=agents, problem=problem, runs=runs, tasks=_published(tier), var=get_var,
+        whole=_whole, backend=_backend, stamp=_definition_stamp,
+        agent_problem=lambda n, settings=True: _agent_problem(n, agents, runs, None, settings=settings),
+        settings_unused=lambda names: _settings_unused(names, agents), agent_image=_agent_image_name,
+        since=time.time())
 
 
-def _swe_eval(suite: Suite, agents: dict, runs: dict, problem: str | None, tasks: list[str]):
-    """``eval:<run>`` and ``eval:<run>/<task>`` of the swe tier: ``agent=NAME`` or ``agents=A,B``,
-    ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents' images built FROM its task's
-    environment image (``agent_image_swe:<agent>@<env>``)."""
-    from rules.trial import trial_folder
+def task_eval():
+    """Run an agent over a tier's published tasks (eval:<run>, eval:<run>/<task>), without the report.
 
-    attempts, repeat = _swe_attempts(), _whole("repeat", 1)
-    backend, cluster = _backend()
-    since = time.time()
-    plans = _swe_plans(agents, runs, attempts)
-    files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in tasks} if agents else {}
-    envs = {t: (read_json(suite.tasks_dir / t / "task.json") or {}).get("env") for t in tasks}
-    settings = config_changed({"attempts": attempts, "grade_limits": repr(suite.prove)})
+    ``eval:<run>`` (every trial), ``eval:<run>/<task>``
+    (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
+    ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...), ``backend=ray cluster=HOST:PORT``
+    (trials on a Ray cluster; ``jobs=N`` trials in flight), and the tier's own variables (``tries=N``,
+    ``attempts=N``: README.md). A trial whose result is an ``error`` runs again next time; one whose grading
+    alone changed (check.sh, grader image, grading limits) is re-graded without the agent."""
+    if _TIER_STEPS_ONLY:
+        return None  # `doit gen:...`: no agent, trial or report task is needed
+    tier = _suite_var()
+    ctx = _eval_context(tier)
     names: set[str] = set()
-    for key, plan in plans.items():
-        if isinstance(plan, str):
-            names.add(key)
-            yield {"name": key, "actions": [(_fail, [plan])], "doc": f"run {key} (needs: {plan})"}
-            continue
-        run, chosen = plan
-        if run in names:
-            continue
-        names.add(run)
-        spec = [(a.name, dict(a.values)) for a in chosen]
-        deps = [str(_definition_stamp(a, a.run)) for a in chosen]
-        services = [f"service_image:{a.service.stamp_name}" for a in chosen if a.service]
-        folders = [trial_folder(t, k) for t in tasks for k in range(1, repeat + 1)]
-        for task in tasks:
-            builds = [f"agent_image_swe:{a.name}@{envs[task]}" for a in chosen] + services
-            for k in range(1, repeat + 1):
-                folder = trial_folder(task, k)
-                names.add(f"{run}/{folder}")
-                yield {
-                    "name": f"{run}/{folder}",
-                    "actions": [(_swe_trial, [spec, task, folders, since, attempts, run, k, backend, cluster])],
-                    "file_dep": files[task] + deps,
-                    "task_dep": builds,
-                    "targets": [os.path.join(suite.runs_dir, run, folder, "result.json")],
-                    "uptodate": [settings, (_swe_current, [spec, task, attempts, run, k])],
-                    "doc": f"swe trial of {' + '.join(a.label for a in chosen)} on {folder}",
-                }
-        yield {"name": run, "actions": None, "task_dep": [f"eval:{run}/{f}" for f in folders],
-               "doc": f"run {' + '.join(a.label for a in chosen)} over the swe tier ({len(tasks)} tasks, "
-                      f"{attempts} attempt(s))"}
-        if key not in (run, "agents"):
-            names.add(key)
-            yield {"name": key, "actions": None, "task_dep": [f"eval:{run}"], "doc": f"run {key}"}
+    for step in tiers.get(tier).eval_steps(ctx):
+        if step.name not in names:
+            names.add(step.name)
+            yield _step_task(step)
     for asked in _asked("eval"):
         if asked not in names:
             names.add(asked)
             yield {"name": asked, "doc": "an unknown agent, run or trial",
-                   "actions": [(_fail, [_unknown_eval(asked, agents, runs, problem, tasks, suite.runs_dir)])]}
+                   "actions": [(_fail, [_unknown_eval(asked, ctx.agents, ctx.runs, ctx.problem, ctx.tasks,
+                                                      ctx.suite.runs_dir)])]}
 
 
 def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tasks: list[str],
@@ -1088,19 +893,13 @@ def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tas
 
 def _regrade(tier: str, agent: str | None):
     from rules.sandbox import SandboxError
-    from rules.trial import regrade_agent
 
     if not agent:
         return TaskFailed("regrade needs agent=NAME (the agent whose stored trials are graded again)")
-    if tier == "swe":
-        return TaskFailed("the swe tier re-grades by itself: `doit run suite=swe agent=NAME` (or agents=... "
-                          "attempts=N) grades the kept attempts again when only the held-out grading changed")
     try:
-        counts = regrade_agent(tier, agent)
+        print(tiers.get(tier).regrade(agent))
     except (ConfigError, SandboxError) as exc:
         return TaskFailed(str(exc))
-    print(f"[{agent}] re-graded {counts['regraded']} trials ({counts['changed']} changed outcome), "
-          f"{counts['rerun']} need a run (`doit run agent={agent}`), {counts['skipped']} skipped (errors)")
     return None
 
 
@@ -1142,33 +941,29 @@ def task_report():
     agent = get_var("agent")
     task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
             "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
-    if tier == "swe" and (agent or get_var("agents")):
-        agents, problem = _agents()
-        runs = _runs(tier, agents) if not problem else {}
-        key = "agents" if get_var("agents") else agent
-        problem = problem or (_agent_problem(agent, agents, runs, None) if key == agent else None)
-        plan = problem or _swe_plans(agents, runs, _swe_attempts())[key]
-        if isinstance(plan, str):
-            task["actions"] = [(_fail, [plan])]
-        else:
-            task["task_dep"] = [f"eval:{plan[0]}"]
-    elif agent == "":
+    if agent == "":
         task["actions"] = [(_fail, ["agent=: give the name of an agent in evals/agents.toml (agent=noop); nothing "
                                     "was run"])]
-    elif agent:
-        agents, problem = _agents()
-        runs = _runs(tier, agents) if not problem else {}
-        selection = [f"{n}=" for n in ("langs", "limit", "all") if get_var(n) is not None]
-        if problem:  # agents.toml itself: about every agent, not the one asked for
-            task["actions"] = [(_fail, [f"{problem}; nothing was run"])]
-        elif selection:
-            task["actions"] = [(_fail, [f"{', '.join(selection)} choose what `doit gen:{tier}` proves and publishes; "
-                                        f"a run covers every published task ({len(_published(tier))} here): leave "
-                                        f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
-                                        "(README.md, Commands); nothing was run"])]
-        elif (problem := _agent_problem(agent, agents, runs, None)):
-            # `doit run agent=X` runs the report task: the message says what was asked, not "report"
-            task["actions"] = [(_fail, [f"agent={agent}: {problem}; nothing was run"])]
-        else:
-            task["task_dep"] = [f"eval:{runs[agent][1]}"]
+    elif agent or get_var("agents"):
+        task.update(_report_run(tier, agent))
     return task
+
+
+def _report_run(tier: str, agent: str | None) -> dict:
+    """What ``doit run agent=NAME`` adds to the report task: the run's ``eval:`` task as its task_dep, or the
+    one line that says why nothing runs (agents.toml, a variable that chooses what gen publishes, the agent)."""
+    the_tier = tiers.get(tier)
+    ctx = _eval_context(tier)
+    selection = [f"{n}=" for n in the_tier.selection_vars if get_var(n) is not None]
+    if ctx.problem:  # agents.toml itself: about every agent, not the one asked for
+        return {"actions": [(_fail, [f"{ctx.problem}; nothing was run"])]}
+    if selection:
+        return {"actions": [(_fail, [f"{', '.join(selection)} choose what `doit gen:{tier}` proves and publishes; "
+                                     f"a run covers every published task ({len(ctx.tasks)} here): leave "
+                                     f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
+                                     "(README.md, Commands); nothing was run"])]}
+    try:
+        return {"task_dep": [f"eval:{the_tier.report_run(ctx, agent)}"]}
+    except ConfigError as exc:
+        # `doit run agent=X` runs the report task: the message says what was asked, not "report"
+        return {"actions": [(_fail, [str(exc)])]}

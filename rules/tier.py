@@ -1,16 +1,18 @@
-"""The tier seam: what doit's gen/prove creators need from a tier, and nothing more.
+"""The tier seam: everything lab's generic modules need from a tier, and nothing more.
 
-A tier turns some source (an upstream benchmark checkout, a dataset of instances) into tasks. The creators in
-``rules/tasks.py`` loop over the registered tiers and ask each one, through this small interface:
+A tier turns some source (an upstream benchmark checkout, a dataset of instances) into tasks, says how its trials
+are run and graded, and how its report reads. Generic code (``rules.tasks``, ``rules.report``, ``rules.build``)
+names no tier: it asks ``rules.tiers.get(name)`` for a ``Tier`` and calls these:
 
-- ``tasks(suite, var)``: a ``Selection``: the names of every task the tier has (the manifest lists them all)
-  and the ``TaskSpec`` of each task chosen by the command line (``var(name)`` reads a command-line variable);
-- ``render(suite, spec)``: the task's files (pure; raises ``Rejected`` with the reason it cannot be a task);
-- ``images(suite, specs)``: the ``ImageSpec`` of each environment image the chosen tasks name that lab builds
-  on the tier's behalf (none for a tier whose image another creator builds, such as the aider tier's grader);
-- ``prove(build, image, limits)``: prove the staged render in ``build`` and write its ``proof.json``;
-- optionally ``batches(suite, specs, jobs)`` (batch name → task names) and ``prove_batch(builds, image, limits)``:
-  prove several stale tasks together before their own ``prove`` runs, which then takes the batch's proof.
+- gen and prove: ``tasks(suite, var)`` (a ``Selection``), ``render(suite, spec)`` (pure; raises ``Rejected``),
+  ``images(suite, specs)`` (the environment images it builds: ``ImageSpec``), ``prove(build, image, limits)``,
+  and optionally ``batches(suite, specs, jobs)`` / ``prove_batch(builds, image, limits)``;
+- its groups: ``groups`` (the task labels its records carry, e.g. ``("language", "exercise")``) and ``profile``
+  (the report's metrics and the group it breaks them down by: a ``Profile``);
+- its trials: ``eval_steps(ctx)`` (the trials of a run, as ``Step`` records the doit creators turn into tasks),
+  ``report_run(ctx, agent)`` (which run ``doit run agent=X`` makes before the report), ``regrade(agent)``,
+  ``agent_bases(suite, tasks)`` (the images agents are built on for its tasks, besides the grader image) and
+  ``stale_judge(suite, agents)`` (whether a stored result no longer counts, for the report).
 
 A ``TaskSpec`` names its own image (the tag every stage runs it in) and the stamp that says which build of the
 image it was proven with, so a tier with one image per repository and version needs no global grader.
@@ -80,74 +82,142 @@ def flag(var: Callable[..., Any], name: str) -> bool:
     return str(var(name, "0")).lower() in ("1", "true", "yes", "on")
 
 
-class AiderTier:
-    """The aider tier (Exercism exercises, ``rules.aider``) through the seam; one grader image for all tasks."""
 
-    name = "aider"
+@dataclass(frozen=True)
+class Metric:
+    """A rate the report gives per run: ``key`` (its field in a row and in report.json: ``pass_2``), ``name``
+    (what the pages call it: ``pass@2``) and ``tries`` (a trial counts when its outcome word says it passed on
+    this try or earlier, see ``rules.report.passed_within``)."""
+
+    key: str
+    name: str
+    tries: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a tier's report measures and how it groups: its ``metrics`` (the last one is the headline: the
+    leaderboard's bars and order, the heat map), the task label it groups by (``group``, one of the tier's
+    ``groups``) and the report.json field of those groups (``groups``), the outcome words of a passed
+    (``passed``; None: ``pass@<try>``) and a failed trial, whether the tier has ``free`` tasks (rates without
+    them) and aider's leaderboard ``records``, and whether its trials make ``attempts`` (retry until plausible:
+    attempt statistics); ``verb``, ``rate_noun``, ``rates``, ``passes`` and ``try_word`` are the words the
+    pages use ("not passed", "its pass rate", "pass@k ... use", "only A passes", "try")."""
+
+    tier: str
+    metrics: tuple[Metric, ...]
+    group: str
+    groups: str
+    passed: str | None
+    failed: str
+    free: bool
+    records: bool
+    attempts: bool
+    verb: str
+    rate_noun: str
+    rates: str
+    passes: str
+    try_word: str
+
+    @property
+    def headline(self) -> Metric:
+        return self.metrics[-1]
+
+
+@dataclass
+class Step:
+    """One doit task a tier's trials need, without doit: ``name`` (below ``eval:``), ``action`` (a callable and
+    its arguments; it raises ``rules.config.ConfigError`` or ``rules.backends.BackendError`` to fail with that
+    message), ``file_dep``, ``task_dep``, ``targets``, ``settings`` (what else makes it run again: one
+    ``config_changed``), ``current`` (a callable and its arguments: True when the stored result still counts),
+    ``doc``; or ``fails``, the one line a step that cannot run prints."""
+
+    name: str
+    action: tuple | None = None
+    file_dep: list = field(default_factory=list)
+    task_dep: list = field(default_factory=list)
+    targets: list = field(default_factory=list)
+    settings: dict | None = None
+    current: tuple | None = None
+    doc: str = ""
+    fails: str | None = None
+
+
+@dataclass
+class EvalContext:
+    """What a tier's ``eval_steps`` and ``report_run`` get from the command: the tier's ``suite``, the
+    ``agents`` of evals/agents.toml (name → Agent) and the ``problem`` that stopped loading them (or None),
+    ``runs`` (agent name → (agent with its settings' values, run id), or → the reason it cannot run),
+    ``tasks`` (the published task names), ``var`` (reads a command-line variable: ``var(name, default)``) and
+    the command's shared rules: ``whole(name, default)`` (a whole number ≥ 1 or SystemExit), ``backend()``
+    (``(name, cluster)``), ``stamp(agent, run)`` (the agent definition's stamp file: a trial's file_dep),
+    ``agent_problem(name, settings=True)`` and ``settings_unused(names)`` (the one-line reasons an agent
+    cannot run, or None), ``agent_image(agent_name, base)`` (the doit task that builds that agent's image on
+    ``base``, None: the grader image) and ``since`` (when the command started, seconds since the epoch)."""
+
+    suite: Suite
+    agents: dict
+    problem: str | None
+    runs: dict
+    tasks: list[str]
+    var: Callable[..., Any]
+    whole: Callable[[str, int], int]
+    backend: Callable[[], tuple[str, str | None]]
+    stamp: Callable[[Any, str], Path]
+    agent_problem: Callable[..., str | None]
+    settings_unused: Callable[[list[str]], str | None]
+    agent_image: Callable[[str, str | None], str]
+    since: float
+
+
+class Tier:
+    """The defaults of a tier (see the module docstring); a tier subclasses this and sets ``name``, ``groups``
+    and ``profile`` and the gen/prove methods. ``selection_vars`` are the command-line variables that choose
+    what its gen proves (refused on a run, which covers every published task)."""
+
+    name: str = ""
+    groups: tuple[str, ...] = ()
+    profile: Profile
+    selection_vars: tuple[str, ...] = ()
 
     def tasks(self, suite: Suite, var: Callable[..., Any]) -> Selection:
-        from rules import aider, images
-
-        langs = var("langs")
-        languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
-        raw = var("limit", suite.sample)
-        try:
-            limit = None if flag(var, "all") else int(raw)
-        except ValueError:
-            limit = -1
-        if limit is not None and limit < 1:
-            raise SystemExit(f"limit={raw}: give a whole number of exercises per track, 1 or more (or all=1)")
-        unknown = set(languages) - set(suite.languages)
-        if unknown:
-            raise SystemExit(f"langs=: unknown language(s) {sorted(unknown)}; this tier has {list(suite.languages)}")
-        everything = aider.discover(suite.checkout_dir, suite.languages)
-        chosen = aider.select([e for e in everything if e.track in languages], limit)
-        stamp = images.stamp_path("grader")
-        specs = [TaskSpec(name=ex.task, groups={"language": ex.track, "exercise": ex.slug},
-                          deps=tuple(ex.files() + [str(p) for p in aider.templates_for(ex.track)]),
-                          settings={"format": aider.TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
-                          source=ex) for ex in chosen]
-        return Selection([e.task for e in everything], specs, {"languages": languages, "limit": limit})
+        raise NotImplementedError
 
     def render(self, suite: Suite, spec: TaskSpec):
-        from rules import aider
-
-        try:
-            return aider.render(spec.source)
-        except aider.ExerciseError as exc:
-            raise Rejected(str(exc)) from None
+        raise NotImplementedError
 
     def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
-        return []  # the grader image is built by `doit image:grader`
+        return []
 
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
-        from rules import images
-        from rules.build import prove_staged
-
-        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        raise NotImplementedError
 
     def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
-        """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
-        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so
-        they run side by side."""
-        from rules.prove import batch_runner
+        return {}
 
-        by_track: dict[str, list[str]] = {}
-        for spec in specs:
-            track = spec.groups["language"]
-            if batch_runner({"tier": self.name, "language": track}):
-                by_track.setdefault(track, []).append(spec.name)
-        out = {}
-        for track, names in by_track.items():
-            if len(names) < 2:
-                continue
-            parts = max(1, min(jobs, len(names) // 2))
-            for k in range(parts):
-                out[f"{track}-{k + 1}"] = names[k::parts]
-        return out
+    def eval_steps(self, ctx: EvalContext):
+        """The trials of this command's runs as ``Step`` records (an iterable)."""
+        raise NotImplementedError
 
-    def prove_batch(self, builds: list[Path], image: str, limits: Limits) -> int:
-        from rules import images
-        from rules.build import prove_batch_staged
+    def report_run(self, ctx: EvalContext, agent: str) -> str:
+        """The run (its ``eval:`` name) that ``doit run agent=NAME`` makes before the report; raises
+        ``rules.config.ConfigError`` with the one line when it cannot run."""
+        from rules.config import ConfigError
 
-        return prove_batch_staged(builds, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        problem = ctx.agent_problem(agent)
+        if problem:
+            raise ConfigError(f"agent={agent}: {problem}; nothing was run")
+        return ctx.runs[agent][1]
+
+    def regrade(self, agent: str) -> str:
+        """Grade ``agent``'s stored trials again; returns the summary line. Raises ConfigError or SandboxError."""
+        raise NotImplementedError
+
+    def agent_bases(self, suite: Suite, tasks: list[str]) -> dict[str, str]:
+        """The images agents are built on for ``tasks`` besides the grader image: env name → image tag."""
+        return {}
+
+    def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
+        """``judge(result, task_dir, agent, trial_dir) -> bool``: True when a stored trial result no longer
+        counts (the report shows it as stale); ``agent`` is the run's current definition or None."""
+        return lambda result, task_dir, agent, trial_dir: False

@@ -48,7 +48,7 @@ def write_suite(home: Path, upstream: Path, languages=("go", "javascript", "pyth
     langs = ", ".join(f'"{x}"' for x in languages)
     (home / "evals" / "aider" / "suite.toml").write_text(
         f'upstream = "{upstream}"\nref = "main"\nlanguages = [{langs}]\nsample = {sample}\n'
-        f'base_image = "debian:bookworm"\n\n[prove]\ncpus = 1.0\nmemory = "2g"\npids = 512\ntimeout = {timeout}\n'
+        f'\n[prove]\ncpus = 1.0\nmemory = "2g"\npids = 512\ntimeout = {timeout}\n'
     )
     agents = PROJECT / "evals" / "agents.toml"
     if agents.exists():

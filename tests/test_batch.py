@@ -225,7 +225,8 @@ def test_a_batch_proof_is_taken_only_for_exactly_its_inputs(tmp_path, monkeypatc
 
 
 def test_batches_split_a_track_round_robin_and_only_batchable_tracks(tmp_path):
-    from rules.tier import AiderTier, TaskSpec
+    from rules.tier import TaskSpec
+    from rules.tiers.aider import AiderTier
 
     def spec(lang, n):
         return TaskSpec(f"{lang}-{n}", {"language": lang, "exercise": str(n)}, (), {}, "img", tmp_path / "s")

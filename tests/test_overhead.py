@@ -133,9 +133,12 @@ def test_a_gen_command_loads_neither_the_swe_tier_nor_the_trial_modules(tmp_path
             "assert t._TIER_STEPS_ONLY and t.task_eval() is not None and list(t.task_eval()) == []\n"
             "assert t.task_report() is None\n"
             "print(sorted(m for m in sys.modules if m in ('rules.swebench', 'rules.swerun', 'rules.trial')))\n"
-            "assert type(t.TIERS['swe']).__name__ == 'SweTier' and 'rules.swebench' in sys.modules\n"
-            "assert [type(v).__name__ for _, v in t.TIERS.items()] == ['AiderTier', 'SweTier']\n"
-            "assert t.TIERS.get('swe') is t.TIERS['swe'] and t.TIERS.get('nope') is None\n")
+            "from rules import tiers\n"
+            "assert type(tiers.get('swe')).__name__ == 'SweTier' and 'rules.swebench' in sys.modules\n"
+            "assert [type(tiers.get(n)).__name__ for n in tiers.names()] == ['AiderTier', 'SweTier']\n"
+            "assert tiers.get('swe') is tiers.get('swe')\n"
+            "try:\n    tiers.get('nope')\nexcept Exception as exc:\n    assert 'aider, swe' in str(exc), exc\n"
+            "else:\n    raise AssertionError('an unknown tier loaded')\n")
     (tmp_path / "evals" / "aider").mkdir(parents=True)
     env = {**os.environ, "LAB_HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)

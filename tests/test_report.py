@@ -10,6 +10,7 @@ import pytest
 
 from rules import report
 from rules.report import Run, TaskRow, build_report, cell, mcnemar_exact, render_pages, wilson
+from rules.tiers.aider import PROFILE, _stale
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
@@ -40,9 +41,9 @@ def test_mcnemar_exact_p_matches_the_binomial_by_hand():
 
 
 TASKS = [
-    TaskRow("python-a", "python", "a", False), TaskRow("python-b", "python", "b", False),
-    TaskRow("python-c", "python", "c", False), TaskRow("python-ledger", "python", "ledger", True),
-    TaskRow("go-a", "go", "a", False), TaskRow("go-b", "go", "b", False),
+    TaskRow("python-a", {"language": "python", "exercise": "a"}, False), TaskRow("python-b", {"language": "python", "exercise": "b"}, False),
+    TaskRow("python-c", {"language": "python", "exercise": "c"}, False), TaskRow("python-ledger", {"language": "python", "exercise": "ledger"}, True),
+    TaskRow("go-a", {"language": "go", "exercise": "a"}, False), TaskRow("go-b", {"language": "go", "exercise": "b"}, False),
 ]
 EVIDENCE = ["the canary test was reported as passed", "41 tests reported, the reference ran 12"]
 
@@ -297,7 +298,8 @@ def test_load_runs_reads_labels_repeats_and_falls_back_to_the_folder(tmp_path):
     (runs_dir / "legacy" / "go-b").mkdir(parents=True)
     (runs_dir / "legacy" / "go-b" / "result.json").write_text("{not json")
     (runs_dir / "empty" / "python-a").mkdir(parents=True)  # no record: not a run of the report
-    runs, notes = report.load_runs(runs_dir, TASKS, tasks_dir, {}, report.Grading("lab/grader:latest", "", Limits()))
+    judge = lambda res, task_dir, agent, trial: _stale(res, task_dir, agent, trial, "lab/grader:latest", "", Limits())  # noqa: E731
+    runs, notes = report.load_runs(runs_dir, TASKS, tasks_dir, {}, judge, PROFILE)
     assert [r.run for r in runs] == ["aider.openai-gpt-4o", "legacy"]
     aider, legacy = runs
     assert (aider.label, aider.agent, aider.settings) == ("aider (openai/gpt-4o)", "aider", {"model": "openai/gpt-4o"})
@@ -405,16 +407,16 @@ def test_stale_only_for_finished_results_of_another_task_or_definition(tmp_path)
     (task / "prompt.txt").write_text("Do it.\n")
     (task / "check.sh").write_text("exit 0\n")
     agent = parse_agent("a", {"image": "noop", "command": ["true"]})
-    grading = report.Grading("lab/grader:latest", "sha256:g", Limits())
+    grading = ("lab/grader:latest", "sha256:g", Limits())
     t = Trial(agent=agent, task_dir=task, run_dir=tmp_path, scratch=tmp_path, agent_image="",
-              grader_image=grading.image, grade_limits=grading.limits)
+              grader_image=grading[0], grade_limits=grading[2])
     result = {"status": "pass", "key": t.key("sha256:g"), "tries_allowed": 2, "tries": []}
-    assert not report._stale(result, task, agent, tmp_path, grading)
-    assert not report._stale({**result, "status": "error"}, task, agent, tmp_path, grading)
-    assert report._stale(result, task, agent, tmp_path, report.Grading(grading.image, "sha256:new", Limits()))
-    assert not report._stale(result, task, None, tmp_path, grading)
+    assert not _stale(result, task, agent, tmp_path, *grading)
+    assert report.cell({**result, "status": "error"}) == "error:infrastructure"  # errors are never asked about
+    assert _stale(result, task, agent, tmp_path, grading[0], "sha256:new", Limits())
+    assert not _stale(result, task, None, tmp_path, *grading)
     (task / "prompt.txt").write_text("Changed.\n")
-    assert report._stale(result, task, agent, tmp_path, grading) and report._stale(result, task, None, tmp_path, grading)
+    assert _stale(result, task, agent, tmp_path, *grading) and _stale(result, task, None, tmp_path, *grading)
 
 
 def test_run_agent_applies_the_run_settings_when_the_definition_can():

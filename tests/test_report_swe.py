@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from rules import report
-from rules.report import SWE, Run, TaskRow, build_report, cell, render_pages
+from rules.report import Run, TaskRow, build_report, cell, render_pages
+from rules.tiers.swe import PROFILE as SWE, SweTier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
@@ -21,7 +22,7 @@ REPOS = {"pallets__flask-4992": "pallets/flask", "pallets__flask-5063": "pallets
          "pytest-dev__pytest-9359": "pytest-dev/pytest", "pytest-dev__pytest-11143": "pytest-dev/pytest",
          "pytest-dev__pytest-11148": "pytest-dev/pytest", "sympy__sympy-15345": "sympy/sympy",
          "sympy__sympy-16792": "sympy/sympy", "sympy__sympy-20154": "sympy/sympy", "psf__requests-3362": "psf/requests"}
-TASKS = [TaskRow(t, "python", t, False, repo) for t, repo in REPOS.items()]
+TASKS = [TaskRow(t, {"repo": repo}, False) for t, repo in REPOS.items()]
 FLASK_A, FLASK_B, PYTEST_A, PYTEST_B, PYTEST_C, SYMPY_A, SYMPY_B, SYMPY_C, REQUESTS = REPOS
 
 
@@ -213,14 +214,14 @@ def test_stale_results_count_as_not_resolved_through_swerun(tmp_path, monkeypatc
     (folder / "run.json").write_text(json.dumps({"version": 1, "run": "a+b", "agent": "a+b", "agents": ["a", "b"],
                                                  "settings": {}, "label": "a then b", "attempts": 4}))
     tasks = [t for t in TASKS if t.task in (FLASK_A, FLASK_B, SYMPY_A)]
-    (run,), notes = report.load_runs(runs_dir, tasks, tasks_dir, {"a": "A"}, None, SWE)
+    (run,), notes = report.load_runs(runs_dir, tasks, tasks_dir, {"a": "A"}, SweTier().stale_judge(None, {"a": "A"}), SWE)
     assert notes == [] and (run.label, run.agents, run.attempts) == ("a then b", ["a", "b"], 4)
     assert run.outcomes[1] == {FLASK_A: "resolved", FLASK_B: "stale", SYMPY_A: "error:agent"}
     assert sorted(seen) == [(FLASK_A, FLASK_A, {"a": "A"}), (FLASK_B, FLASK_B, {"a": "A"})]  # errors never stale
     row = build_report("swe", tasks, [run], generated=GENERATED)["agents"][0]
     assert row["resolved"] == report.rate(1, 3) and row["stale"] == 1 and row["attempts"]["allowed"] == 4
     monkeypatch.setitem(sys.modules, "rules.swerun", None)  # no rules.swerun: nothing is stale
-    (run,), _ = report.load_runs(runs_dir, tasks, tasks_dir, {}, None, SWE)
+    (run,), _ = report.load_runs(runs_dir, tasks, tasks_dir, {}, SweTier().stale_judge(None, {}), SWE)
     assert run.outcomes[1][FLASK_B] == "resolved"
 
 
@@ -372,7 +373,7 @@ def test_a_tampered_attempt_shows_the_evidence_of_its_own_trial_record(tmp_path,
     (trial / "attempt-2" / "result.json").write_text(json.dumps({"status": "tampered", "tries": [
         {"try": 1, "outcome": "tampered", "grade": {"verdict": "tampered", "evidence": ["canary reported passed"]}}]}))
     tasks = [t for t in TASKS if t.task == FLASK_A]
-    (run,), _ = report.load_runs(tmp_path / "runs", tasks, tmp_path / "tasks", {}, None, SWE)
+    (run,), _ = report.load_runs(tmp_path / "runs", tasks, tmp_path / "tasks", {}, SweTier().stale_judge(None, {}), SWE)
     r = build_report("swe", tasks, [run], generated=GENERATED)
     assert r["agents"][0]["tampered_evidence"] == [{"task": FLASK_A, "repeat": 1, "try": 2, "status": "tampered",
                                                     "evidence": ["canary reported passed"]}]

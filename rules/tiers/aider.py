@@ -1,0 +1,193 @@
+"""The aider tier (the Aider polyglot benchmark: Exercism exercises in six languages) as a ``rules.tier.Tier``.
+
+Discovery and rendering live in ``rules.aider``; this module is the tier's seam: which tasks a command chooses,
+how they are proven (one grader image, batches per track), how its trials are planned (``eval:<run>/<task>``,
+``tries=N`` with the test output fed back, ``repeat=N``, ``backend=``) and how its report reads (pass@1 and
+pass@2 per language, free tasks apart, aider's leaderboard records).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from rules.config import ConfigError, Limits, Suite
+from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
+
+TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output
+PROFILE = Profile("aider", (Metric("pass_1", "pass@1", 1), Metric("pass_2", "pass@2", 2)), group="language",
+                  groups="languages", passed=None, failed="fail", free=True, records=True, attempts=False,
+                  verb="passed", rate_noun="pass rate", rates="pass@k", passes="passes", try_word="try")
+
+
+class AiderTier(Tier):
+    """The aider tier (Exercism exercises, ``rules.aider``) through the seam: one grader image for all tasks,
+    trials of up to ``tries=N`` tries (default 2: the polyglot benchmark's pass@2), reported as pass@1 and
+    pass@2 per language."""
+
+    name = "aider"
+    groups = ("language", "exercise")
+    profile = PROFILE
+    selection_vars = ("langs", "limit", "all")
+
+    def tasks(self, suite: Suite, var: Callable[..., Any]) -> Selection:
+        from rules import aider, images
+
+        langs = var("langs")
+        languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
+        raw = var("limit", suite.sample)
+        try:
+            limit = None if flag(var, "all") else int(raw)
+        except ValueError:
+            limit = -1
+        if limit is not None and limit < 1:
+            raise SystemExit(f"limit={raw}: give a whole number of exercises per track, 1 or more (or all=1)")
+        unknown = set(languages) - set(suite.languages)
+        if unknown:
+            raise SystemExit(f"langs=: unknown language(s) {sorted(unknown)}; this tier has {list(suite.languages)}")
+        everything = aider.discover(suite.checkout_dir, suite.languages)
+        chosen = aider.select([e for e in everything if e.track in languages], limit)
+        stamp = images.stamp_path("grader")
+        specs = [TaskSpec(name=ex.task, groups={"language": ex.track, "exercise": ex.slug},
+                          deps=tuple(ex.files() + [str(p) for p in aider.templates_for(ex.track)]),
+                          settings={"format": aider.TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
+                          source=ex) for ex in chosen]
+        return Selection([e.task for e in everything], specs, {"languages": languages, "limit": limit})
+
+    def render(self, suite: Suite, spec: TaskSpec):
+        from rules import aider
+
+        try:
+            return aider.render(spec.source)
+        except aider.ExerciseError as exc:
+            raise Rejected(str(exc)) from None
+
+    def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
+        return []  # the grader image is built by `doit image:grader`
+
+    def prove(self, build: Path, image: str, limits: Limits) -> dict:
+        from rules import images
+        from rules.build import prove_staged
+
+        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"))
+
+    def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
+        """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
+        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so
+        they run side by side."""
+        from rules.prove import batch_runner
+
+        by_track: dict[str, list[str]] = {}
+        for spec in specs:
+            track = spec.groups["language"]
+            if batch_runner({"tier": self.name, "language": track}):
+                by_track.setdefault(track, []).append(spec.name)
+        out = {}
+        for track, names in by_track.items():
+            if len(names) < 2:
+                continue
+            parts = max(1, min(jobs, len(names) // 2))
+            for k in range(parts):
+                out[f"{track}-{k + 1}"] = names[k::parts]
+        return out
+
+    def prove_batch(self, builds: list[Path], image: str, limits: Limits) -> int:
+        from rules import images
+        from rules.build import prove_batch_staged
+
+        return prove_batch_staged(builds, image=image, limits=limits, stamp=images.stamp_path("grader"))
+
+    def eval_steps(self, ctx: EvalContext):
+        """``eval:<run>/<task>[@k]`` for each agent's run, ``eval:<run>`` (every trial of it) and
+        ``eval:<agent>`` when the run has settings (``eval:aider model=X`` runs ``aider.X``)."""
+        from rules import images
+        from rules.files import files_below
+        from rules.trial import trial_folder
+
+        for name in ("agents", "attempts"):
+            if ctx.var(name) is not None:
+                raise SystemExit(f"{name}= is another tier's (retry until plausible; suite=swe has it): give "
+                                 "agent=NAME alone for this tier")
+        tries, repeat = ctx.whole("tries", TRIES), ctx.whole("repeat", 1)
+        backend, cluster = ctx.backend()
+        suite = ctx.suite
+        files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in ctx.tasks} if ctx.agents else {}
+        settings = {"tries": tries, "grade_limits": repr(suite.prove), "grader": images.GRADER}
+        for name, found in ctx.runs.items():
+            if isinstance(found, str):  # a setting without a value: `doit eval:<agent>` says which
+                yield Step(name, fails=found, doc=f"run {name} (needs: {found})")
+                continue
+            agent, run = found
+            deps = [str(ctx.stamp(agent, run))]
+            folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
+            # the agent image is a task_dep, not a file_dep: rebuilding it changes nothing a trial's key holds
+            builds = [ctx.agent_image(name, None)] + (
+                [f"service_image:{agent.service.stamp_name}"] if agent.service else [])
+            for task in ctx.tasks:
+                for k in range(1, repeat + 1):
+                    folder = trial_folder(task, k)
+                    args = [self.name, name, task, tries, dict(agent.values), k, run]
+                    yield Step(f"{run}/{folder}",
+                               action=(_trial, [self.name, name, task, folders, ctx.since, tries, dict(agent.values),
+                                                k, run, backend, cluster]),
+                               file_dep=files[task] + deps, task_dep=builds,
+                               targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
+                               settings=settings, current=(_current, args), doc=f"trial of {agent.label} on {folder}")
+            yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
+                       doc=f"run {agent.label} over the {self.name} tier ({len(ctx.tasks)} tasks"
+                           + (f", {repeat} times)" if repeat > 1 else ")"))
+            if run != name:
+                yield Step(name, task_dep=[f"eval:{run}"], doc=f"run {agent.label}")
+
+    def regrade(self, agent: str) -> str:
+        from rules.trial import regrade_agent
+
+        counts = regrade_agent(self.name, agent)
+        return (f"[{agent}] re-graded {counts['regraded']} trials ({counts['changed']} changed outcome), "
+                f"{counts['rerun']} need a run (`doit run agent={agent}`), {counts['skipped']} skipped (errors)")
+
+    def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
+        """The judge of ``rules.trial.trial_state``: a finished result is stale when its state is not
+        ``current`` for the run's current agent, the task and today's grader image and grading limits."""
+        from rules import images
+        from rules.trial import current_grader_id
+
+        image, limits = images.GRADER, suite.prove
+        grader_id = current_grader_id(image)
+        return lambda result, task_dir, agent, trial_dir: _stale(result, task_dir, agent, trial_dir, image,
+                                                                 grader_id, limits)
+
+
+def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
+           repeat: int, run: str, backend: str = "local", cluster: str | None = None) -> None:
+    """One trial (doit's action): ``rules.trial.eval_trial``; raises ConfigError or BackendError."""
+    from rules.trial import eval_trial
+
+    eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
+               backend=backend, cluster=cluster)
+
+
+def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
+    """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use."""
+    from rules.trial import trial_uptodate
+
+    try:
+        return trial_uptodate(tier, agent, task, tries, settings, repeat, run)
+    except ConfigError:
+        return False  # the action reports it
+
+
+def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, image: str, grader_id: str | None,
+           limits: Limits) -> bool:
+    """True when ``result`` finished but no longer counts as the current trial of ``agent`` (the run's current
+    definition with its setting values; None when unknown) on the task in ``task_dir``:
+    ``rules.trial.trial_state`` says ``rerun`` or ``regrade``. An ``error`` is never stale: it shows as the
+    error it is (the report asks only about finished results). With no known agent only the task's side can
+    be checked (its digest without grading files, and check.sh's)."""
+    from rules.trial import GRADING_FILES, check_digest, result_state_for_report, task_digest
+
+    if agent is None:
+        key = result.get("key") or {}
+        return ((key.get("run") or {}).get("task_digest") != task_digest(task_dir, without=GRADING_FILES)
+                or (key.get("grade") or {}).get("check_digest") != check_digest(task_dir))
+    return result_state_for_report(result, task_dir, agent, limits, trial_dir, image, grader_id) != "current"
