@@ -15,7 +15,7 @@ per-language rates and the McNemar tests use repeat 1, so that every run is meas
 stay paired task by task; each run also gets the mean of its per-repeat rates with their sample standard
 deviation and range. Two runs are compared on the tasks both finished with an exact McNemar test (two-sided
 binomial test on the discordant pairs). Counts of trials (finished, errors by kind, tampered, timeouts, stale,
-missing) and usage are over all repeats. The aider leaderboard's record keys (``pass_rate_1``,
+missing) and usage are over all repeats. The Aider leaderboard's record keys (``pass_rate_1``,
 ``pass_rate_2``, ``test_cases``, ``seconds_per_case``, ``total_cost``, ...) are written per run (repeat 1) so
 results sit beside published numbers.
 
@@ -114,8 +114,8 @@ class TaskRow:
 class Run:
     """One run's trials: ``run`` (its folder name), ``label`` (what the report shows), ``agent``,
     ``settings`` (setting name -> value), the agent's ``command`` (or None), and per repeat (1-based) the
-    outcome word (``cell``) and the result data of each task that has a record. A swe run also has its
-    ``agents`` (the list its attempts cycle through) and ``attempts`` (how many a trial may make), from run.json."""
+    outcome word (``cell``) and the result data of each task that has a record. A run whose trials make
+    attempts also has its ``agents`` (the list its attempts cycle through) and ``attempts`` (how many a trial may make), from run.json."""
 
     run: str
     label: str
@@ -147,7 +147,7 @@ def error_message(result: dict) -> str:
 
 
 def tampered_tries(result: dict) -> list[dict]:
-    """The tries of ``result`` whose grading said ``tampered``, and the attempts (swe) whose own held-out
+    """The tries of ``result`` whose grading said ``tampered``, and the attempts whose own held-out
     grading did: ``[{"try", "evidence": [lines]}]`` (``try`` is the attempt's number for an attempt; its
     evidence is its ``evidence`` or ``grade.evidence``, when the record keeps any). A try whose grading is an
     earlier try's (``reused_from_try``: the same tree) is that try's observation, not listed again."""
@@ -166,8 +166,8 @@ def tampered_tries(result: dict) -> list[dict]:
 
 
 def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = None) -> str:
-    """A trial's outcome in one word: ``pass@N`` (passed on try N; the swe tier: ``resolved``), ``fail``
-    (swe: ``unresolved``), ``timeout``, ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or
+    """A trial's outcome in one word: ``pass@N`` (passed on try N; a profile's own word: ``resolved``), ``fail``
+    (or ``unresolved``), ``timeout``, ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or
     ``missing``. ``profile`` is the tier's (without one: ``pass@N`` and ``fail``)."""
     if result is None:
         return "missing"
@@ -189,14 +189,14 @@ UNPASSED = ("fail", "unresolved", "timeout", "tampered")  # finished, not passed
 
 def passed_within(outcome: str, tries: int) -> bool:
     """True when the outcome word says the task passed on try ``tries`` or earlier (``resolved``: on the one
-    grading the swe tier makes, of the chosen attempt)."""
+    grading of the chosen attempt, for a tier whose trials make attempts)."""
     if outcome.startswith("pass@"):
         return int(outcome[5:]) <= tries
     return outcome in PASSED
 
 
 def finished(outcome: str) -> bool:
-    """True for pass/fail/timeout/tampered outcomes (swe: resolved/unresolved too): the trial ran to its end
+    """True for pass/fail/timeout/tampered outcomes (and a profile's own words: resolved/unresolved): the trial ran to its end
     on the current task and definition."""
     return outcome.startswith("pass@") or outcome in PASSED or outcome in UNPASSED
 
@@ -239,13 +239,13 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
 
     Returns ``{"run", "label", "agent", "settings", "command", "tasks", "free", "repeats": [k, ...],
     <metrics>, "without_free": {"tasks", <metrics>}, <groups>: {group: {"tasks", "finished", <metrics>}}``
-    (all of repeat 1; rates as ``rate`` dicts; <metrics> are the profile's: ``pass_1, pass_2`` for the aider
-    tier, ``resolved`` for the swe tier, which has no ``without_free``; <groups> is ``languages`` or
+    (all of repeat 1; rates as ``rate`` dicts; <metrics> are the profile's (``pass_1, pass_2``; ``resolved``),
+    ``without_free`` only for a profile with free tasks; <groups> is the profile's ``groups``: ``languages``,
     ``repos``) ``, "repeat_rates": {<metric>: spread}, "per_repeat": [{"repeat", <metrics>, <counts>}],
     <counts>, "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task",
     "repeat", "try", "status", "evidence"}], "graded_by": [see graded_by], "one_try" (trials run with tries=1), "median_agent_seconds",
-    "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (aider's record keys, repeat 1;
-    the aider tier only; the swe tier adds ``agents``, ``attempts`` (see ``attempt_stats``) and
+    "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (the Aider leaderboard's record keys,
+    repeat 1, for a profile with ``records``; one with ``attempts`` adds ``agents``, ``attempts`` (see ``attempt_stats``) and
     ``seconds`` (see ``seconds_of``)) where <counts> is ``trials, finished, errors, errors_agent,
     errors_infrastructure, timeouts, tampered, stale, missing``: numbers of trials over all repeats
     (``missing``: tasks without a record in a repeat that has records). Seconds are over finished trials,
@@ -308,7 +308,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
 
 def leaderboard_record(run: Run, tasks: list[TaskRow], first: dict[str, str], current: list[tuple],
                        today: str | None) -> dict:
-    """aider's leaderboard record keys for ``run`` from repeat 1 (``first``: task -> outcome word; ``current``:
+    """The Aider leaderboard's record keys for ``run`` from repeat 1 (``first``: task -> outcome word; ``current``:
     ``(repeat, task, result)`` of the trials that are not stale)."""
     n = len(tasks)
     passes = {k: sum(passed_within(first.get(r.task, "missing"), k) for r in tasks) for k in (1, 2)}
@@ -335,7 +335,7 @@ GRADED = ("pass", "fail", "timeout", "tampered")  # an attempt's held-out outcom
 
 
 def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
-    """The swe tier's retry-until-plausible statistics of ``run``, over its finished trials of repeat 1 (not
+    """The retry-until-plausible statistics of ``run``, over its finished trials of repeat 1 (not
     stale; ``n`` below): ``{"finished": n, "allowed": most attempts a trial might make (run.json
     ``attempts``, else the results' ``attempts_allowed``; None when unknown), "plausible": rate of trials
     whose chosen attempt was plausible (of n), "used_mean", "used_max" (attempts made per trial; None when
@@ -375,7 +375,7 @@ def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
 
 
 def resolved_by_any(result: dict) -> bool:
-    """True when the swe trial ``result`` was resolved or any of its attempts passed its own held-out grading."""
+    """True when the trial ``result`` (one that makes attempts) was resolved or any of its attempts passed its own held-out grading."""
     return result.get("status") == "pass" or any(a.get("status") == "pass" for a in result.get("attempts") or [])
 
 
@@ -386,7 +386,7 @@ def attempt_agent(attempt: dict) -> str:
 
 
 def seconds_of(done: list[dict], current: list[dict]) -> dict:
-    """Time of a swe run: ``{"median": wall seconds per finished trial, "agent", "grading", "wall": sums over
+    """Time of a run whose trials make attempts: ``{"median": wall seconds per finished trial, "agent", "grading", "wall": sums over
     every trial that is not stale}`` (None where there is nothing to count)."""
     walls = [res.get("seconds") or 0.0 for res in done]
     total = {k: round(sum(res.get(f) or 0.0 for res in current), 3) if current else None
@@ -395,7 +395,7 @@ def seconds_of(done: list[dict], current: list[dict]) -> dict:
 
 
 def attempt_cell(result: dict) -> dict:
-    """A matrix cell's attempts (swe): ``{"chosen": 1-based attempt number or None, "used", "plausible",
+    """A matrix cell's attempts: ``{"chosen": 1-based attempt number or None, "used", "plausible",
     "any_resolved", "attempts": [{"attempt", "agent", "plausible", "problems", "why" (see ``why_not``),
     "status"}]}``."""
     attempts = result.get("attempts") or []
@@ -423,7 +423,7 @@ def why_not(attempt: dict) -> str:
 
 def rank_key(row: dict, profile: Profile) -> tuple:
     """Leaderboard order: the headline rate (repeat 1) high to low, then the other metrics' (pass@2, then
-    pass@1 for the aider tier; resolved for the swe tier), then label."""
+    pass@1; the only one, resolved), then label."""
     metrics = profile.metrics
     return tuple(-(row[m.key]["rate"] or 0.0) for m in reversed(metrics)) + (row["label"], row["run"])
 
@@ -497,11 +497,11 @@ def build_report(tier: str, tasks: list[TaskRow], runs: list[Run], generated: st
     """The whole report as data (``report.json``): ``{"version", "tier", "generated", "tasks": {"total",
     "kept", "free", "free_tasks", <groups>}, "agents": [summarize rows, one per run, in leaderboard order],
     "comparisons": [compare, for each metric (pass@1 and pass@2; resolved) of each pair], "matrix": [{"task",
-    "language", "exercise", "free", (swe: "repo"), "outcomes": {run: word of repeat 1}, "repeats": {run:
+    <the task's group labels: language, exercise; repo>, "free", "outcomes": {run: word of repeat 1}, "repeats": {run:
     [word per repeat]} (runs with more than one repeat), "evidence": {run: [lines]} (tampered cells of repeat
-    1), (swe: "attempts": {run: attempt_cell}, cells of repeat 1 with a record)}], "warnings": [lines]}``;
-    <groups> is the tier's (``languages``, ``repos``: name -> tasks; see ``Profile``), and the swe tier adds
-    ``"metric": "resolved", "group": "repo"``. ``notes`` are extra warnings (e.g. unreadable records) put
+    1), (trials that make attempts: "attempts": {run: attempt_cell}, cells of repeat 1 with a record)}], "warnings": [lines]}``;
+    <groups> is the tier's (``languages``, ``repos``: name -> tasks; see ``Profile``); ``"metric"`` and
+    ``"group"`` name the profile's headline metric and group. ``notes`` are extra warnings (e.g. unreadable records) put
     first."""
     profile = profile_of(tier)
     generated = generated or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -602,11 +602,11 @@ SHORT = {"fail": "✗", "timeout": "TO", "tampered": "TAMP", "error:agent": "E·
 def word_short(word: str) -> str:
     """A matrix cell's text when many runs share the page: ``✓1``/``✓2`` (passed on try 1/2), ``✗`` (fail),
     ``TO`` (timeout), ``TAMP`` (tampered), ``E·ag``/``E·inf`` (error, agent/infrastructure), ``old``
-    (stale), ``–`` (missing); the swe tier's ``✓`` (resolved) and ``✗`` (unresolved)."""
+    (stale), ``–`` (missing); ``✓`` (resolved) and ``✗`` (unresolved)."""
     return f"✓{word[5:]}" if word.startswith("pass@") else SHORT.get(word, word)
 
 
-LOOKS = {"resolved": "pass1", "unresolved": "fail"}  # the swe tier's words look like a pass on try 1 and a fail
+LOOKS = {"resolved": "pass1", "unresolved": "fail"}  # a one-grading profile's words look like a pass on try 1 and a fail
 
 
 def word_class(word: str) -> str:
@@ -617,7 +617,7 @@ def word_class(word: str) -> str:
 
 
 def attempts_title(cell: dict) -> str:
-    """The hover text of a swe matrix cell's attempts (see ``attempt_cell``): a line for the chosen attempt,
+    """The hover text of a matrix cell's attempts (see ``attempt_cell``): a line for the chosen attempt,
     then one per attempt (agent, plausible or its problems, its own held-out outcome); each line starts with
     a newline."""
     chosen = cell.get("chosen")
@@ -635,7 +635,7 @@ CHAR_PX = 7.0  # a generous average advance of a 12 px system-ui character, to f
 
 def fit(text: str, px: float, char_px: float = CHAR_PX) -> str:
     """``text`` shortened in the middle with "…" so that it fits ``px`` SVG units at ``char_px`` per
-    character (model names keep both ends: ``aider (openrouter/…/claude-3.7-sonnet)``); unchanged when it
+    character (model names keep both ends: ``tomo (openrouter/…/claude-3.7-sonnet)``); unchanged when it
     fits."""
     room = max(3, int(px // char_px))
     if len(text) <= room:
@@ -663,9 +663,9 @@ def _blend(f: float) -> str:
 
 def leaderboard(report: dict, width: int = 1180) -> dict:
     """Geometry of the leaderboard chart: one horizontal bar per run in leaderboard order, the headline rate
-    (pass@2; swe: resolved; repeat 1) with its 95% Wilson interval as a whisker, the first metric as the
+    (pass@2, or resolved; repeat 1) with its 95% Wilson interval as a whisker, the first metric as the
     darker inner bar when the tier has two (pass@1), the mean over repeats as a diamond (runs with repeats),
-    and for the swe tier the share resolved by any attempt (an upper bound, not the score) as a dashed
+    and for a tier whose trials make attempts the share resolved by any attempt (an upper bound, not the score) as a dashed
     outline. ``{"width", "height", "plot": {"x0", "x1", "y0", "y1"}, "grid": [{"x", "text"}], "legend": [{"x",
     "kind", "text"}], "rows": [{"y", "mid", "h", "label", "title", "w1" (None without an inner bar), "w2",
     "lo", "hi", "mean", "bound" (width of the upper bound's outline, or None), "value", "note", "note_x"}]}``
@@ -728,8 +728,8 @@ NONE_FILL = "#c9c9c9"  # a heat-map cell whose run finished no trial of that lan
 
 
 def heatmap(report: dict, width: int = 1180) -> dict:
-    """Geometry of the group × run heat map (language × run; swe: repository × run): one row per run
-    (leaderboard order), one column per group, each cell the run's headline rate (pass@2; swe: resolved;
+    """Geometry of the group × run heat map (language × run, repository × run): one row per run
+    (leaderboard order), one column per group, each cell the run's headline rate (pass@2, or resolved;
     repeat 1) on that group's tasks. ``{"width", "height", "x0", "top", "columns": [{"x", "text", "title"}],
     "rows": [{"y", "label", "title"}], "cells": [{"x", "y", "w", "h", "fill", "ink", "text", "none",
     "title"}], "legend": [{"x", "y", "fill", "text"}]}``; a cell is ``none`` (drawn grey) when the run
@@ -782,7 +782,7 @@ def comparison_grid(report: dict, metric: str = "pass@2") -> list[dict]:
 
 def render_pages(report: dict) -> dict[str, str]:
     """The report's pages from its data: ``{"report.md": ..., "report.html": ..., "report.leaderboard.yml": ...}``
-    (the leaderboard records only for a tier whose profile has them: not the swe tier)."""
+    (the leaderboard records only for a tier whose profile has ``records``)."""
     from rules.render import environment
 
     env = environment().overlay()
@@ -837,7 +837,7 @@ def run_agent(agents: dict, name: str, settings: dict):
 
 
 def with_attempt_evidence(result: dict, trial_dir: Path) -> dict:
-    """``result`` (a swe trial's) with each tampered attempt's ``evidence`` read from its own trial record
+    """``result`` (a trial that makes attempts) with each tampered attempt's ``evidence`` read from its own trial record
     (``<trial_dir>/<attempt folder>/result.json``, the tries whose grading said tampered) when the attempt
     carries none; an unreadable record gives none. ``result`` itself is not changed."""
     from rules.files import read_json
@@ -861,8 +861,8 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
     (runs, notes). ``tasks_dir`` holds the published tasks, ``agents`` maps an agent name to its current
     definition, ``judge(result, task_dir, agent, trial_dir)`` says whether a finished result is stale (the
     tier's ``stale_judge``) and ``profile`` is the tier's. A run's label, agent and settings come from
-    its ``run.json`` (without one: the folder name, and the settings its results record; a swe run's
-    ``agents`` and ``attempts`` too); ``notes`` name records that could not be read."""
+    its ``run.json`` (without one: the folder name, and the settings its results record; a run whose trials make
+    attempts, its ``agents`` and ``attempts`` too); ``notes`` name records that could not be read."""
     from rules.files import read_json
 
     published = {r.task for r in tasks}
@@ -943,9 +943,9 @@ def _groups(entry: dict, task_dir: Path, keys: tuple[str, ...]) -> dict[str, str
     return {k: str(entry.get(k) or meta.get(k) or "?") for k in keys}
 
 
-def write_report(tier: str = "aider", echo: bool = True) -> dict:
+def write_report(tier: str, echo: bool = True) -> dict:
     """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and, for a
-    tier with aider's leaderboard records, ``report.leaderboard.yml`` (atomically); print the Markdown when
+    tier whose profile has the Aider leaderboard's records, ``report.leaderboard.yml`` (atomically); print the Markdown when
     ``echo``. Returns the report data."""
     from rules.config import load_suite
     from rules.files import write_atomic, write_json

@@ -401,13 +401,13 @@ def _stale(render: Path, proof: Path, stamp: Path) -> bool:
 
 @create_after(executed="pull", creates=["gen", "prove", "env", "batch"])
 def task_gen():
-    """Render, prove and publish a tier's tasks (gen:aider, gen:swe; env:, batch:, prove: are its steps).
+    """Render, prove and publish a tier's tasks (gen:<tier>; env:, batch:, prove: are its steps).
 
-    ``doit gen:aider`` (a sample), ``langs=go,python``, ``limit=N``, ``all=1``, ``strict=1`` (leave free tasks
-    out); ``doit gen:swe`` (``dataset=``, ``repos=``, ``instances=``, ``limit=``, ``all=1``). Each tier says which
-    tasks exist and which image each one runs in (rules/tier.py); environment images a tier builds are
-    ``env:<tier>/<name>`` tasks. A command that names some tiers' steps (``gen:swe``) reads only those tiers'
-    variables (``limit=`` of the swe tier is not the aider tier's)."""
+    ``doit gen:<tier>`` with the tier's own variables (README.md: ``langs=``, ``instances=``, ``limit=N``,
+    ``all=1``, ...) and ``strict=1`` (leave free tasks out). Each tier says which tasks exist and which image
+    each one runs in (rules/tier.py); environment images a tier builds are ``env:<tier>/<name>`` tasks. A
+    command that names some tiers' steps (``gen:<tier>``) reads only those tiers' variables (one tier's
+    ``limit=`` is not another's)."""
     from rules.build import Progress
     from rules.config import ConfigError
     from rules.tier import Rejected
@@ -509,8 +509,8 @@ def _evaluate(suite: str | None, predictions: str | None, dataset: str | None) -
 
     tier = _predictions_tier(suite)
     if tier is None:
-        return TaskFailed("no tier here grades predictions (a tier with held-out tests, such as suite=swe, "
-                          "does): give suite=NAME")
+        return TaskFailed("no tier here grades predictions (a tier with held-out tests does; README.md, "
+                          "Predictions): give suite=NAME")
     try:
         print(tiers.get(tier).evaluate(predictions, dataset))
     except (Rejected, ConfigError) as exc:
@@ -849,7 +849,7 @@ def task_eval():
     """Run an agent over a tier's published tasks (eval:<run>, eval:<run>/<task>), without the report.
 
     ``eval:<run>`` (every trial), ``eval:<run>/<task>``
-    (one); the run is the agent with its settings' values (``eval:aider model=X``: run ``aider.X``);
+    (one); the run is the agent with its settings' values (``eval:tomo model=X``: run ``tomo.X``);
     ``repeat=N`` (each trial N times: ``<task>``, ``<task>@2``, ...), ``backend=ray cluster=HOST:PORT``
     (trials on a Ray cluster; ``jobs=N`` trials in flight), and the tier's own variables (``tries=N``,
     ``attempts=N``: README.md). A trial whose result is an ``error`` runs again next time; one whose grading
@@ -888,7 +888,7 @@ def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tas
     other = sorted((here | on_disk) - set(agents))
     return (f"eval:{asked}: unknown agent or run {run!r}; agents (evals/agents.toml): "
             f"{', '.join(sorted(agents)) or 'none'}" + (f"; other runs: {', '.join(other)}" if other else "")
-            + " (an agent with settings takes them on the command line: eval:aider model=NAME)")
+            + " (an agent with settings takes them on the command line: eval:<agent> model=NAME)")
 
 
 def _regrade(tier: str, agent: str | None):
@@ -931,7 +931,7 @@ def _fail(message: str):
 
 
 def task_report():
-    """Write the comparison report of every run with results (suite=aider|swe; agent=NAME runs it first).
+    """Write the comparison report of every run with results (suite=NAME; agent=NAME runs it first).
 
     ``agent=NAME`` (with its settings, e.g. ``model=X``)
     first runs that agent's trials (so ``doit run agent=NAME`` runs, then reports)."""
