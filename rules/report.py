@@ -703,7 +703,7 @@ def leaderboard(report: dict, width: int = 1180) -> dict:
             notes.append(f"{row['tampered']} tampered")
         if row["stale"]:
             notes.append(f"{row['stale']} stale")
-        value = f"{100 * (p2['rate'] or 0):.1f}% [{100 * lo:.0f}–{100 * hi:.0f}]"
+        value = f"{100 * (p2['rate'] or 0):.1f}% [{100 * lo:.1f}–{100 * hi:.1f}]"
         full = f"{i + 1}. {row['label']}"
         title = f"{full}: {head.name} {pct(p2)} {ci(p2)}"
         if inner:

@@ -449,3 +449,19 @@ def test_a_run_with_one_try_or_missing_trials_is_flagged():
                for w in r["warnings"]), r["warnings"]
     assert any(w.startswith(f"some: {len(TASKS) - 1} of {len(TASKS)} tasks have no trial yet") for w in r["warnings"])
     assert not any("tries=1" in w or "no trial yet" in w for w in _fixed()["warnings"])
+
+
+def test_the_chart_gives_intervals_with_the_table_s_one_decimal():
+    r = _fixed()
+    board = report.leaderboard(r)
+    for row, a in zip(board["rows"], r["agents"]):
+        lo, hi = a["pass_2"]["ci"] or (0, 0)
+        assert f"[{100 * lo:.1f}–{100 * hi:.1f}]" in row["value"]
+
+
+def test_the_matrix_legend_points_at_the_errors_section_only_when_there_is_one():
+    with_errors = render_pages(_fixed())["report.html"]
+    assert "<h2>Errors</h2>" in with_errors and "(see Errors)" in with_errors
+    clean = _run("clean", {1: {"python-a": {"status": "pass", "passed_try": 1, "tries": []}}})
+    page = render_pages(build_report("aider", TASKS, [clean], generated="2025-01-02T03:04:05+00:00"))["report.html"]
+    assert "<h2>Errors</h2>" not in page and "see Errors" not in page
