@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 from rules.config import Limits, Suite
 from rules.files import read_json, replace_tree, write_if_changed, write_json
@@ -100,19 +101,21 @@ def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None 
     return record
 
 
-def prove_batch_staged(builds: list[Path], *, image: str, limits: Limits, stamp: Path, out=sys.stderr) -> int:
+def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], *, image: str, limits: Limits,
+                       stamp: Path, out=sys.stderr) -> int:
     """Prove together, in batches (``rules.prove.prove_batch``), the staged tasks among ``builds`` whose proof
     is not current (its ``inputs`` differ from ``proof_inputs``, or it is missing or environmental) and whose
     track has a batch runner; leave each batch proof in the task's ``batch-proof.json`` with the inputs it
-    proved, for ``prove_staged`` to take. Fewer than two such tasks: nothing is done (a proof of its own costs
+    proved, for ``prove_staged`` to take. ``runner_of(meta)`` gives a rendered task's ``rules.prove.BatchRunner``
+    (None: its track proves task by task); a batch holds tasks of one runner. Fewer than two such tasks: nothing is done (a proof of its own costs
     the same). Returns how many tasks got a batch proof; the others are proven alone by ``prove_staged``.
     Never raises for a batch that could not run (it says so on ``out``): the tasks are then proven alone."""
-    from rules.prove import BATCH_MAX, BatchItem, batch_runner, prove_batch
+    from rules.prove import BATCH_MAX, BatchItem, prove_batch
 
     items, inputs = [], {}
     for build in builds:
         render = read_json(build / "render.json")
-        if not isinstance(render, dict) or render.get("error") or batch_runner(render.get("meta") or {}) is None:
+        if not isinstance(render, dict) or render.get("error") or runner_of(render.get("meta") or {}) is None:
             continue
         digest = proof_inputs(build, image=image, limits=limits, stamp=stamp)
         proof = read_json(build / "proof.json")
@@ -123,10 +126,14 @@ def prove_batch_staged(builds: list[Path], *, image: str, limits: Limits, stamp:
     if len(items) < 2:
         return 0
     start, done = time.monotonic(), 0
-    for k in range(0, len(items), BATCH_MAX):
-        chunk = items[k:k + BATCH_MAX]
+    by_runner: dict = {}
+    for item in items:
+        by_runner.setdefault(runner_of(item.meta), []).append(item)
+    chunks = [(runner, group[k:k + BATCH_MAX]) for runner, group in by_runner.items()
+              for k in range(0, len(group), BATCH_MAX)]
+    for runner, chunk in chunks:
         try:
-            records = prove_batch(chunk, image=image, limits=limits)
+            records = prove_batch(chunk, runner, image=image, limits=limits)
         except Exception as exc:  # noqa: BLE001  the tasks are proven alone: nothing is lost but time
             print(f"[batch] {len(chunk)} tasks not proven together ({exc.__class__.__name__}: {exc}); each is "
                   f"proven alone", file=out, flush=True)

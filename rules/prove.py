@@ -5,8 +5,7 @@ Statuses: ``kept`` (reference passes, stub fails), ``free`` (both pass: a refact
 passes by design; kept but flagged), ``rejected`` (with a reason: the reference fails, runs no tests, or
 times out; or the exercise is malformed and could not be rendered).
 
-``python -m rules.prove UPSTREAM TRACK [SLUG ...]`` proves exercises straight from an upstream checkout,
-outside doit, and prints one line each: a tool for working on a track's templates.
+A tier may offer a tool that proves its tasks outside doit (``python -m rules.tiers.aider UPSTREAM TRACK``).
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -162,24 +160,6 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
     return record
 
 
-def _top_modules(tree: Path) -> set[str]:
-    """The module names a Python work tree puts on a shared ``sys.path``: its top-level *.py files and folders."""
-    return {p.stem if p.suffix == ".py" else p.name for p in tree.iterdir()
-            if (p.is_file() and p.suffix == ".py") or p.is_dir()}
-
-
-def _go_module(tree: Path) -> set[str]:
-    """The module path a Go work tree's go.mod declares (one name: two modules of one path cannot share a
-    workspace); a tree without one gets a name no other has, so it is never batched."""
-    try:
-        for line in (tree / "go.mod").read_text(encoding="utf-8").splitlines():
-            if line.startswith("module "):
-                return {line.split()[1].strip('"')}
-    except (OSError, IndexError, UnicodeDecodeError):
-        pass
-    return {"/"}  # "/" is in RESERVED: a tree without a module is proven alone
-
-
 @dataclass(frozen=True)
 class BatchRunner:
     """How a track proves several tasks in one container and few runner starts: ``template`` (its batch.sh, under
@@ -197,23 +177,7 @@ class BatchRunner:
     isolated: bool = False
 
 
-# besides the standard library's modules: what pytest imports while it runs the tests
-PYTEST_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "conftest",
-                            "exceptiongroup", "tomli", "pygments", "colorama"})
-# (tier, language) → its batch runner; a track not here is proven task by task (rules.grade.grade_proof)
-BATCH_RUNNERS = {
-    ("aider", "java"): BatchRunner("aider/java/batch.sh.j2"),  # a class loader per run in one JVM
-    ("aider", "javascript"): BatchRunner("aider/javascript/batch.sh.j2"),
-    ("aider", "python"): BatchRunner("aider/python/batch.sh.j2", _top_modules,
-                                     frozenset(getattr(sys, "stdlib_module_names", ())) | PYTEST_MODULES),
-    ("aider", "go"): BatchRunner("aider/go/batch.sh.j2", _go_module, frozenset({"/", "std", "cmd"}), isolated=True),
-}
 BATCH_MAX = 25  # tasks in one batch container at most (a batch that fails costs each of them a proof of its own)
-
-
-def batch_runner(meta: dict) -> BatchRunner | None:
-    """The batch runner of a rendered task (its ``task.json``), or None when its track proves task by task."""
-    return BATCH_RUNNERS.get((meta.get("tier"), meta.get("language")))
 
 
 @dataclass
@@ -227,9 +191,10 @@ class BatchItem:
     log_dir: Path | None = None
 
 
-def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_volume: str = CACHE_VOLUME) -> dict:
+def prove_batch(items: list[BatchItem], runner: BatchRunner, *, image: str, limits: Limits,
+                cache_volume: str = CACHE_VOLUME) -> dict:
     """Prove several tasks of one track in ONE container with one start of the track's runner per session
-    (``rules.grade.grade_batch``; the track's ``BatchRunner``). Returns task → proof record (as ``prove``
+    (``rules.grade.grade_batch``; ``runner`` is the track's ``BatchRunner``, every item of that track). Returns task → proof record (as ``prove``
     writes it, plus ``batch``: ``{"size": tasks in the batch, "seconds": its container's wall clock}``) for
     each task whose batch proof is one a proof of its own would give: the reference passed, and the stub
     failed with both of its canaries reported (or, for an ``isolated`` runner, failed as it may) and nothing
@@ -242,9 +207,6 @@ def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_vol
 
     if not items:
         return {}
-    runner = batch_runner(items[0].meta)
-    if runner is None or any(batch_runner(i.meta) != runner for i in items):
-        raise ValueError("prove_batch: every task of a batch must be of one track with a batch runner")
     start = time.monotonic()
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="lab-prove-batch-") as tmp:
@@ -293,49 +255,3 @@ def prove_batch(items: list[BatchItem], *, image: str, limits: Limits, cache_vol
                 "tests": r.tests, "reference": r.to_json(), "stub": s.to_json(),
                 "seconds": round(r.seconds + s.seconds, 3), "batch": {"size": m, "seconds": seconds}}
     return out
-
-
-def _main(argv: list[str]) -> int:
-    import json
-    from concurrent.futures import ThreadPoolExecutor
-
-    from rules import aider, images
-    from rules.config import load_suite
-
-    if len(argv) < 2:
-        print("usage: python -m rules.prove UPSTREAM_DIR TRACK [SLUG ...]", file=sys.stderr)
-        return 2
-    upstream, track, slugs = Path(argv[0]), argv[1], set(argv[2:])
-    suite = load_suite("aider")
-    exercises = [e for e in aider.discover(upstream, [track]) if not slugs or e.slug in slugs]
-    out_dir = Path(tempfile.mkdtemp(prefix=f"lab-prove-{track}-"))
-
-    def one(ex):
-        t0 = time.monotonic()
-        try:
-            r = aider.render(ex)
-        except aider.ExerciseError as exc:
-            return ex.task, "rejected", str(exc), 0, 0.0
-        base = out_dir / ex.task
-        for rel, (data, mode) in r.task_files.items():
-            write_atomic(base / "task" / rel, data, mode)
-        for rel, (data, mode) in r.answer_files.items():
-            write_atomic(base / "answer" / rel, data, mode)
-        rec = prove(base / "task", base / "answer", image=images.GRADER, limits=suite.prove, meta=r.meta,
-                    log_dir=base)
-        write_atomic(base / "proof.json", json.dumps(rec, indent=2))
-        ran = (rec["reference"] or {}).get("ran", 0)
-        return ex.task, rec["status"], rec["reason"], ran, time.monotonic() - t0
-
-    t0 = time.monotonic()
-    counts: dict[str, int] = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for task, status, reason, ran, secs in pool.map(one, exercises):
-            counts[status] = counts.get(status, 0) + 1
-            print(f"{task:45} {status:9} tests={ran:<4} {secs:6.1f}s {reason}", flush=True)
-    print(f"{counts} in {time.monotonic() - t0:.0f}s; logs under {out_dir}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

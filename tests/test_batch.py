@@ -141,6 +141,7 @@ def proofs(tmp_path_factory, grader_image):
     """Every fixture task proven alone (rules.prove.prove) and in batches of its track (prove_batch)."""
     from rules.config import Limits
     from rules.prove import prove, prove_batch
+    from rules.tiers.aider import BATCH_RUNNERS
 
     root = tmp_path_factory.mktemp("batch")
     keys = PY_KEYS + JS_KEYS + GO_KEYS + JAVA_KEYS
@@ -151,8 +152,8 @@ def proofs(tmp_path_factory, grader_image):
               for i in items}
     batched = {}
     for track in ("python", "javascript", "go", "java"):
-        batched.update(prove_batch([i for i in items if i.meta["language"] == track], image=grader_image,
-                                   limits=limits))
+        batched.update(prove_batch([i for i in items if i.meta["language"] == track], BATCH_RUNNERS[track],
+                                   image=grader_image, limits=limits))
     return single, batched
 
 

@@ -1,5 +1,8 @@
 """The aider tier (the Aider polyglot benchmark: Exercism exercises in six languages) as a ``rules.tier.Tier``.
 
+``python -m rules.tiers.aider UPSTREAM TRACK [SLUG ...]`` proves exercises straight from an upstream checkout,
+outside doit, and prints one line each: a tool for working on a track's templates.
+
 Discovery and rendering live in ``rules.aider``; this module is the tier's seam: which tasks a command chooses,
 how they are proven (one grader image, batches per track), how its trials are planned (``eval:<run>/<task>``,
 ``tries=N`` with the test output fed back, ``repeat=N``, ``backend=``) and how its report reads (pass@1 and
@@ -8,13 +11,53 @@ pass@2 per language, free tasks apart, aider's leaderboard records).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from rules.config import ConfigError, Limits, Suite
+from rules.prove import BatchRunner
 from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
 
 TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output
+def _top_modules(tree: Path) -> set[str]:
+    """The module names a Python work tree puts on a shared ``sys.path``: its top-level *.py files and folders."""
+    return {p.stem if p.suffix == ".py" else p.name for p in tree.iterdir()
+            if (p.is_file() and p.suffix == ".py") or p.is_dir()}
+
+
+def _go_module(tree: Path) -> set[str]:
+    """The module path a Go work tree's go.mod declares (one name: two modules of one path cannot share a
+    workspace); a tree without one gets a name no other has, so it is never batched."""
+    try:
+        for line in (tree / "go.mod").read_text(encoding="utf-8").splitlines():
+            if line.startswith("module "):
+                return {line.split()[1].strip('"')}
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    return {"/"}  # "/" is in RESERVED: a tree without a module is proven alone
+
+
+
+# besides the standard library's modules: what pytest imports while it runs the tests
+PYTEST_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "conftest",
+                            "exceptiongroup", "tomli", "pygments", "colorama"})
+# language → its batch runner; a track not here is proven task by task (rules.grade.grade_proof)
+BATCH_RUNNERS = {
+    "java": BatchRunner("aider/java/batch.sh.j2"),  # a class loader per run in one JVM
+    "javascript": BatchRunner("aider/javascript/batch.sh.j2"),
+    "python": BatchRunner("aider/python/batch.sh.j2", _top_modules,
+                          frozenset(getattr(sys, "stdlib_module_names", ())) | PYTEST_MODULES),
+    "go": BatchRunner("aider/go/batch.sh.j2", _go_module, frozenset({"/", "std", "cmd"}), isolated=True),
+}
+
+
+def batch_runner(meta: dict) -> BatchRunner | None:
+    """The batch runner of a rendered task of this tier (its ``task.json``), or None when its track proves task
+    by task."""
+    return BATCH_RUNNERS.get(meta.get("language"))
+
+
 PROFILE = Profile("aider", (Metric("pass_1", "pass@1", 1), Metric("pass_2", "pass@2", 2)), group="language",
                   groups="languages", passed=None, failed="fail", free=True, records=True, attempts=False,
                   verb="passed", rate_noun="pass rate", rates="pass@k", passes="passes", try_word="try")
@@ -73,14 +116,12 @@ class AiderTier(Tier):
 
     def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
         """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
-        runner (rules.prove.BATCH_RUNNERS) and two tasks or more, split into ``jobs`` batches, round robin, so
+        runner (``BATCH_RUNNERS``) and two tasks or more, split into ``jobs`` batches, round robin, so
         they run side by side."""
-        from rules.prove import batch_runner
-
         by_track: dict[str, list[str]] = {}
         for spec in specs:
             track = spec.groups["language"]
-            if batch_runner({"tier": self.name, "language": track}):
+            if batch_runner({"language": track}):
                 by_track.setdefault(track, []).append(spec.name)
         out = {}
         for track, names in by_track.items():
@@ -95,7 +136,7 @@ class AiderTier(Tier):
         from rules import images
         from rules.build import prove_batch_staged
 
-        return prove_batch_staged(builds, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        return prove_batch_staged(builds, batch_runner, image=image, limits=limits, stamp=images.stamp_path("grader"))
 
     def eval_steps(self, ctx: EvalContext):
         """``eval:<run>/<task>[@k]`` for each agent's run, ``eval:<run>`` (every trial of it) and
@@ -191,3 +232,54 @@ def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, image: str, gra
         return ((key.get("run") or {}).get("task_digest") != task_digest(task_dir, without=GRADING_FILES)
                 or (key.get("grade") or {}).get("check_digest") != check_digest(task_dir))
     return result_state_for_report(result, task_dir, agent, limits, trial_dir, image, grader_id) != "current"
+
+
+def _main(argv: list[str]) -> int:
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    import tempfile
+    import time
+
+    from rules import aider, images
+    from rules.config import load_suite
+    from rules.files import write_atomic
+    from rules.prove import prove
+
+    if len(argv) < 2:
+        print("usage: python -m rules.tiers.aider UPSTREAM_DIR TRACK [SLUG ...]", file=sys.stderr)
+        return 2
+    upstream, track, slugs = Path(argv[0]), argv[1], set(argv[2:])
+    suite = load_suite("aider")
+    exercises = [e for e in aider.discover(upstream, [track]) if not slugs or e.slug in slugs]
+    out_dir = Path(tempfile.mkdtemp(prefix=f"lab-prove-{track}-"))
+
+    def one(ex):
+        t0 = time.monotonic()
+        try:
+            r = aider.render(ex)
+        except aider.ExerciseError as exc:
+            return ex.task, "rejected", str(exc), 0, 0.0
+        base = out_dir / ex.task
+        for rel, (data, mode) in r.task_files.items():
+            write_atomic(base / "task" / rel, data, mode)
+        for rel, (data, mode) in r.answer_files.items():
+            write_atomic(base / "answer" / rel, data, mode)
+        rec = prove(base / "task", base / "answer", image=images.GRADER, limits=suite.prove, meta=r.meta,
+                    log_dir=base)
+        write_atomic(base / "proof.json", json.dumps(rec, indent=2))
+        ran = (rec["reference"] or {}).get("ran", 0)
+        return ex.task, rec["status"], rec["reason"], ran, time.monotonic() - t0
+
+    t0 = time.monotonic()
+    counts: dict[str, int] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for task, status, reason, ran, secs in pool.map(one, exercises):
+            counts[status] = counts.get(status, 0) + 1
+            print(f"{task:45} {status:9} tests={ran:<4} {secs:6.1f}s {reason}", flush=True)
+    print(f"{counts} in {time.monotonic() - t0:.0f}s; logs under {out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
