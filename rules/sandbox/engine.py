@@ -1,8 +1,8 @@
-"""The engine's part every other one needs: the Docker SDK and its client, lab's errors and result types, images
-(look up, pull or bootstrap a base, build) and volumes.
+"""What every other part of ``rules.sandbox`` needs of the engine: the Docker SDK and its client, lab's errors and
+result types, and the engine's stores: images (looked up, pulled or bootstrapped, built) and volumes.
 
-The SDK is imported on first use (``client``); the other submodules read it here as ``engine.docker``, never a copy
-of their own, since it is None until then.
+The SDK is imported on first use (``client``); the other submodules read it here, as ``engine.docker``, and keep no
+copy of their own: it is None until then.
 """
 from __future__ import annotations
 
