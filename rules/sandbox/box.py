@@ -190,24 +190,13 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     frozen it is killed and removed at once (dead, ``why_dead`` says so), which is cheaper (~15 ms) and stronger.
 
     Raises SandboxError when the box is dead or gone, or the command cannot be sent to it."""
-    import re
-
     if box.dead:
         raise SandboxError(f"the box {box.id[:12]} of {box.image!r} is dead (killed or stopped); start another")
     api = client().api
     if box.paused:
-        try:
-            api.unpause(box.id)
-        except engine.docker.errors.APIError as exc:
-            box.dead = not box_alive(box)
-            raise SandboxError(f"cannot resume the box {box.id[:12]} of {box.image!r}: {exc}") from None
-        box.paused = False
+        _resume(box, api)
     line = command_line(command)
     box.sent += 1
-    # (an exit code has at most 3 digits: a longer number, which int() may refuse, is a forged line, and output)
-    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d{1,3})\n")
-    hold = len(box.marker) + 32  # bytes of a stream held back while they may be the start of its end line
-    out, codes, held = _Capped(), {}, {1: b"", 2: b""}
     start = time.monotonic()
     sock = _raw_socket(box.stream)
     try:
@@ -215,9 +204,53 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     except (OSError, AttributeError) as exc:
         box.dead = not box_alive(box)
         raise SandboxError(f"cannot send a command to the box {box.id[:12]} of {box.image!r}: {exc}") from None
+    out, codes, timed_out = _read_to_end(box, sock, start + timeout)
+    exit_code = _exit_code(box, api, codes, timed_out)
+    seconds = time.monotonic() - start
+    oom = _oom_events(box)
+    if exit_code is None or exit_code >= 128 or oom:
+        box.dead = box.dead or not box_alive(box)
+    if last and not box.dead:
+        box.why_dead = "lab removes it after its last command"
+        box.dead = True  # (``stop_box`` below kills it as it removes it)
+    if not box.dead:
+        _kill_left_over(box)
+    if not box.dead:
+        _pause(box)
+    result = RunResult(exit_code=None if timed_out else exit_code, output=out.text(), seconds=seconds,
+                       timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id)
+    if box.dead:
+        stop_box(box)
+    if log_path is not None:
+        from rules.files import write_atomic
+        write_atomic(log_path, result.output)
+    return result
+
+
+def _resume(box: Box, api) -> None:
+    """Unfreeze ``box`` (``_pause``) through the engine's ``api``. Raises SandboxError when the engine refuses
+    (the box is then dead if it no longer runs)."""
+    try:
+        api.unpause(box.id)
+    except engine.docker.errors.APIError as exc:
+        box.dead = not box_alive(box)
+        raise SandboxError(f"cannot resume the box {box.id[:12]} of {box.image!r}: {exc}") from None
+    box.paused = False
+
+
+def _read_to_end(box: Box, sock, deadline: float) -> tuple[_Capped, dict[int, int], bool]:
+    """The output of ``box``'s last command sent (its ``box.sent``-th), read from ``sock`` until the end lines
+    of both streams came (``BOX_IDLE``), the stream ended or ``deadline`` (``time.monotonic()``) passed:
+    (the output, {stream number: the exit code its end line gave}, whether the deadline passed)."""
+    import re
+
+    # (an exit code has at most 3 digits: a longer number, which int() may refuse, is a forged line, and output)
+    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d{1,3})\n")
+    hold = len(box.marker) + 32  # bytes of a stream held back while they may be the start of its end line
+    out, codes, held = _Capped(), {}, {1: b"", 2: b""}
     timed_out = False
     try:
-        for stream, data in _frames(box, sock, start + timeout):
+        for stream, data in _frames(box, sock, deadline):
             if stream not in held or stream in codes:
                 continue
             data = held[stream] + data
@@ -236,6 +269,14 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     for stream in (1, 2):
         if stream not in codes:
             out.add(held[stream])
+    return out, codes, timed_out
+
+
+def _exit_code(box: Box, api, codes: dict[int, int], timed_out: bool) -> int | None:
+    """The exit code of ``box``'s command, from its end lines' ``codes`` (``_read_to_end``): None at the timeout
+    (the box is killed); the box's own when the stream ended without them (the box stopped under the command; it
+    is killed too). Raises SandboxError, the box removed, when it runs on without its stream (the engine closed
+    it, not the agent)."""
     exit_code: int | None = codes.get(1, codes.get(2))
     if timed_out:
         _kill(box)
@@ -251,33 +292,21 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
             stop_box(box)
             raise SandboxError(f"lab lost its stream to the box {box.id[:12]} of {box.image!r} while its command ran "
                                "(the engine closed it); the box was removed: run again")
-    seconds = time.monotonic() - start
-    oom = _oom_events(box)
-    if exit_code is None or exit_code >= 128 or oom:
-        box.dead = box.dead or not box_alive(box)
-    if last and not box.dead:
-        box.why_dead = "lab removes it after its last command"
-        box.dead = True  # (``stop_box`` below kills it as it removes it)
-    if not box.dead:
+    return exit_code
+
+
+def _kill_left_over(box: Box) -> None:
+    """Kill ``box`` when a process outlived its command (``_left_over``: one ``BOX_IDLE``'s kill could not
+    reach, another user's); ``why_dead`` says which."""
+    left = _left_over(box)
+    for wait in (0.02, 0.05, 0.1, 0.2):  # a process killed a moment ago may still be on its way out: look again
+        if not left:
+            break
+        time.sleep(wait)
         left = _left_over(box)
-        for wait in (0.02, 0.05, 0.1, 0.2):  # a process killed a moment ago may still be on its way out: look again
-            if not left:
-                break
-            time.sleep(wait)
-            left = _left_over(box)
-        if left:  # BOX_IDLE's kill could not reach it (another user's process): the whole box goes
-            box.why_dead = f"a process outlived the command ({left[0][:80]})"
-            _kill(box)
-    if not box.dead:
-        _pause(box)
-    result = RunResult(exit_code=None if timed_out else exit_code, output=out.text(), seconds=seconds,
-                       timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id)
-    if box.dead:
-        stop_box(box)
-    if log_path is not None:
-        from rules.files import write_atomic
-        write_atomic(log_path, result.output)
-    return result
+    if left:  # BOX_IDLE's kill could not reach it (another user's process): the whole box goes
+        box.why_dead = f"a process outlived the command ({left[0][:80]})"
+        _kill(box)
 
 
 def _raw_socket(stream):
