@@ -211,7 +211,7 @@ def clean_scratch(root: Path | None = None) -> int:
     removed = 0
     for owner in sorted(root.glob(f"*/*/{OWNER}")):
         labels = read_json(owner, {})
-        if not isinstance(labels, dict) or sandbox._alive(labels):
+        if not isinstance(labels, dict) or sandbox.owner_alive(labels):
             continue
         base = owner.parent
         if os.path.ismount(base / "scratch"):

@@ -290,7 +290,7 @@ def ray_cluster():
     the drivers, temp folder). Stopped by its own processes, and checked gone, even when a test fails."""
     import importlib.util
 
-    from rules.sandbox import _process_start
+    from rules.sandbox.owners import _process_start
 
     if importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is not installed: `pip install -e '.[test,ray]'` (.ci/setup does)")

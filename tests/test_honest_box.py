@@ -270,6 +270,7 @@ def test_a_replaced_sh_does_not_skip_the_kill_after_the_command(grader_image, tm
     with one that leaves a process behind under the idle subshell's command line (``_left_over`` lets it be).
     The commands now run in PID 1's own shell (``/proc/1/exe``)."""
     from rules import sandbox
+    from rules.sandbox.box import _left_over
 
     work = tmp_path / "work"
     work.mkdir()
@@ -282,7 +283,7 @@ def test_a_replaced_sh_does_not_skip_the_kill_after_the_command(grader_image, tm
                                          "mv /tmp/fsh /usr/bin/sh && echo ok"], timeout=120)
         assert "ok" in planted.output, planted.output
         assert sandbox.box_exec(box, ["true"], timeout=60).exit_code == 0
-        assert not box.dead and sandbox._left_over(box) == []
+        assert not box.dead and _left_over(box) == []
         (work / "late.txt").unlink(missing_ok=True)
         res = sandbox.box_exec(box, ["/usr/bin/dash", "-c", "/usr/bin/sleep 1; test -e /work/late.txt && echo LATE"],
                                timeout=60)

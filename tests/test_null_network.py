@@ -66,20 +66,21 @@ def test_nothing_a_container_started_is_left_in_the_namespace_for_the_next(grade
 @docker
 def test_a_holder_removed_under_a_run_is_replaced(grader_image):
     from rules import sandbox
+    from rules.sandbox.netns import _holders
 
     key = (threading.get_ident(), "null-gone", grader_image)
     netns(grader_image, "null-gone")
-    holder = sandbox._holders[key]
+    holder = _holders[key]
     sandbox.client().api.remove_container(holder, force=True)  # another process's cleanup(only_dead_owners=False)
     _, names = netns(grader_image, "null-gone")  # (a namespace's inode number may be reused: compare holders)
-    assert names == "['lo']" and sandbox._holders[key] != holder
+    assert names == "['lo']" and _holders[key] != holder
 
-    holder = sandbox._holders[key]
+    holder = _holders[key]
     sandbox.client().api.kill(holder)  # stopped, not removed: the container is created, then cannot start
     box = sandbox.start_box(grader_image, network=sandbox.NULL, labels={"lab.role": "null-gone"}, read_only=True)
     try:
         assert sandbox.box_exec(box, NETNS, timeout=60).output.split()[1:] == ["['lo']"]
-        assert sandbox._holders[key] != holder
+        assert _holders[key] != holder
     finally:
         sandbox.stop_box(box)
     assert sandbox.client().api.containers(all=True, filters={"id": holder}) == []  # the dead one was removed
@@ -89,6 +90,7 @@ def test_a_holder_removed_under_a_run_is_replaced(grader_image):
 def test_the_left_over_check_reads_the_cgroup_as_docker_top_would(grader_image):
     from rules import sandbox
     from rules.config import Limits
+    from rules.sandbox.box import _top_here
 
     box = sandbox.start_box(grader_image, limits=Limits(cpus=1, memory=256 * 1024**2, pids=64, timeout=60),
                             labels={"lab.role": "box-test"}, user="1000")
@@ -96,7 +98,7 @@ def test_the_left_over_check_reads_the_cgroup_as_docker_top_would(grader_image):
     try:
         assert box.procs and box.id in box.procs  # the local engine: read here, not through `docker top`
         for _ in range(50):  # (PID 1 forks its idle subshell a moment after the start: two snapshots may differ)
-            here, engine = sandbox._top_here(box.procs, box.init), api.top(box.id)
+            here, engine = _top_here(box.procs, box.init), api.top(box.id)
             if sorted(r[0] for r in here["Processes"]) == sorted(r[1] for r in engine["Processes"]):
                 break
             time.sleep(0.02)
@@ -108,14 +110,14 @@ def test_the_left_over_check_reads_the_cgroup_as_docker_top_would(grader_image):
                        detach=True)  # its sh ends at once: sleep 301 is left to the box's PID 1
         want = ["sleep 300", "sleep 301"]
         for _ in range(100):  # (the two snapshots are taken a moment apart while the processes start and end)
-            here, engine = sandbox._top_here(box.procs, box.init), api.top(box.id)
+            here, engine = _top_here(box.procs, box.init), api.top(box.id)
             if sorted(sandbox.left_over_in(here)) == sorted(sandbox.left_over_in(engine)) == want:
                 break
             time.sleep(0.02)
         assert sorted(sandbox.left_over_in(here)) == sorted(sandbox.left_over_in(engine)) == want
     finally:
         sandbox.stop_box(box)
-    assert sandbox._top_here(box.procs, box.init) is None  # gone: the engine is asked, and says nothing is left
+    assert _top_here(box.procs, box.init) is None  # gone: the engine is asked, and says nothing is left
 
 
 @docker

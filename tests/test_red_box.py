@@ -197,8 +197,9 @@ def test_a_stream_lost_while_the_box_runs_is_lab_s_error_not_the_agent_s(box):
     import threading
 
     from rules import sandbox
+    from rules.sandbox.box import _raw_socket
 
-    threading.Timer(0.5, lambda: sandbox._raw_socket(box.stream).shutdown(2)).start()  # as the engine would
+    threading.Timer(0.5, lambda: _raw_socket(box.stream).shutdown(2)).start()  # as the engine would
     with pytest.raises(sandbox.SandboxError, match="lost its stream"):
         sandbox.box_exec(box, ["sleep", "5"], timeout=30)
     assert box.dead and not sandbox.box_alive(box)

@@ -174,19 +174,19 @@ def test_file_names_that_are_not_utf8_are_recorded_escaped(tmp_path):
 
 
 def test_only_containers_of_a_run_provably_gone_are_cleaned_up():
-    from rules.sandbox import _alive, run_labels
+    from rules.sandbox import owner_alive, run_labels
 
     here = run_labels()
     dead = subprocess.Popen(["true"])
     dead.wait()
     same = {**here, "lab.pid": str(dead.pid)}
-    assert _alive(here, here), "this very run"
-    assert not _alive(same, here), "this host and boot, pid no longer runs"
-    assert not _alive({**here, "lab.start": "1"}, here), "the pid runs, but a process started at another time"
-    assert not _alive({**same, "lab.boot": "another-boot"}, here), "this host rebooted since"
-    assert _alive({**same, "lab.host": "ci-runner-7"}, here), "another host (a CI container): not provable"
-    assert _alive({**same, "lab.pidns": "4026530000"}, here), "another pid namespace: its pids mean nothing here"
-    assert _alive({"lab": "1", "lab.pid": str(dead.pid)}, here), "no run labels (an older lab): left alone"
+    assert owner_alive(here, here), "this very run"
+    assert not owner_alive(same, here), "this host and boot, pid no longer runs"
+    assert not owner_alive({**here, "lab.start": "1"}, here), "the pid runs, but a process started at another time"
+    assert not owner_alive({**same, "lab.boot": "another-boot"}, here), "this host rebooted since"
+    assert owner_alive({**same, "lab.host": "ci-runner-7"}, here), "another host (a CI container): not provable"
+    assert owner_alive({**same, "lab.pidns": "4026530000"}, here), "another pid namespace: its pids mean nothing here"
+    assert owner_alive({"lab": "1", "lab.pid": str(dead.pid)}, here), "no run labels (an older lab): left alone"
 
 
 def make_tier(home: Path) -> None:
