@@ -136,7 +136,8 @@ def _ctx(made: Made, tasks: list[str]) -> EvalContext:
         whole=lambda name, default: default, backend=lambda: ("local", None),
         stamp=lambda agent, run: made.scratch / "agents" / f"{run}.json",
         agent_problem=lambda name, settings=True: None if name in agents else f"unknown agent {name!r}",
-        settings_unused=lambda names: None, agent_image=lambda name, base: f"agent_image:{name}" + (f"@{base}" if base else ""),
+        settings_unused=lambda names: None,
+        agent_image=lambda name, base: f"agent_image:{name}" + (f"@{base}" if base else ""),
         since=0.0)
 
 

@@ -91,36 +91,40 @@ class ToyTier(Tier):
 
     def eval_steps(self, ctx: EvalContext):
         """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` (a run with settings), as lab's own
-        trials (``rules.trial.eval_trial``) in the grader image."""
-        from rules import images
-        from rules.files import files_below
+        trials (``rules.trial.eval_trial``) in the grader image: ``tries=N`` (default 1), ``repeat=N``."""
         from rules.trial import trial_folder
 
         tries, repeat = ctx.whole("tries", 1), ctx.whole("repeat", 1)
-        backend, cluster = ctx.backend()
-        settings = {"tries": tries, "grade_limits": repr(ctx.suite.prove), "grader": images.GRADER}
         for name, found in ctx.runs.items():
             if isinstance(found, str):
                 yield Step(name, fails=found, doc=f"run {name} (needs: {found})")
                 continue
             agent, run = found
-            deps = [str(ctx.stamp(agent, run))]
-            builds = [ctx.agent_image(name, None)] + ([f"service_image:{agent.service.stamp_name}"]
-                                                      if agent.service else [])
             folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
             for task in ctx.tasks:
-                files = files_below(os.path.join(ctx.suite.tasks_dir, task))
-                for k in range(1, repeat + 1):
-                    folder = trial_folder(task, k)
-                    args = [self.name, name, task, tries, dict(agent.values), k, run]
-                    yield Step(f"{run}/{folder}", action=(_trial, [*args, folders, ctx.since, backend, cluster]),
-                               file_dep=files + deps, task_dep=builds,
-                               targets=[os.path.join(ctx.suite.runs_dir, run, folder, "result.json")],
-                               settings=settings, current=(_current, args), doc=f"toy trial of {agent.label} on {folder}")
+                yield from (self._trial_step(ctx, name, agent, run, task, k, tries, folders)
+                            for k in range(1, repeat + 1))
             yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
                        doc=f"run {agent.label} over the toy tier ({len(ctx.tasks)} tasks)")
             if run != name:
                 yield Step(name, task_dep=[f"eval:{run}"], doc=f"run {agent.label}")
+
+    def _trial_step(self, ctx: EvalContext, name: str, agent, run: str, task: str, k: int, tries: int,
+                    folders: list[str]) -> Step:
+        """The Step of repeat ``k`` of agent ``name``'s trial (run ``run``) on ``task``."""
+        from rules import images
+        from rules.files import files_below
+        from rules.trial import trial_folder
+
+        folder = trial_folder(task, k)
+        args = [self.name, name, task, tries, dict(agent.values), k, run]
+        service = [f"service_image:{agent.service.stamp_name}"] if agent.service else []
+        return Step(f"{run}/{folder}", action=(_trial, [*args, folders, ctx.since, *ctx.backend()]),
+                    file_dep=files_below(os.path.join(ctx.suite.tasks_dir, task)) + [str(ctx.stamp(agent, run))],
+                    task_dep=[ctx.agent_image(name, None)] + service,
+                    targets=[os.path.join(ctx.suite.runs_dir, run, folder, "result.json")],
+                    settings={"tries": tries, "grade_limits": repr(ctx.suite.prove), "grader": images.GRADER},
+                    current=(_current, args), doc=f"toy trial of {agent.label} on {folder}")
 
     def regrade(self, agent: str) -> str:
         from rules.trial import regrade_agent
