@@ -86,8 +86,8 @@ def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None 
     inputs = proof_inputs(build, image=image, limits=limits, stamp=stamp) if stamp is not None else None
     batched = read_json(build / BATCH_PROOF) if inputs else None
     if render.get("error"):
-        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
-                  "exercise": meta["exercise"], "status": "rejected", "reason": render["error"],
+        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language"),
+                  "exercise": meta.get("exercise"), "status": "rejected", "reason": render["error"],
                   "environmental": None, "tests": [], "reference": None, "stub": None, "seconds": 0.0}
     elif isinstance(batched, dict) and batched.get("inputs") == inputs and isinstance(batched.get("proof"), dict):
         record = batched["proof"]
@@ -170,14 +170,16 @@ class Progress:
               file=self.out, flush=True)
 
 
-def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dict | None = None) -> dict:
+def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dict | None = None,
+            groups: tuple[str, ...] = ()) -> dict:
     """Publish the proven tasks among ``tasks`` (every task of the tier that still exists upstream) and write
     the manifest; returns it.
 
     Kept and free tasks (free only when not ``strict``) are copied to ``evals/<tier>/tasks/<task>/`` with
     their reference solution in ``evals/<tier>/answers/<task>/``; a task folder whose content is unchanged
     is left alone. Every other folder there is removed. Tasks not yet proven are listed with status
-    ``unproven``.
+    ``unproven``. Each entry carries the tier's group labels ``groups`` (``rules.tier.Tier.groups``) from its
+    render's meta, where its proof has none.
     """
     entries = []
     published: set[str] = set()
@@ -188,10 +190,12 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
         if proof is None:
             meta = render.get("meta", {"task": task})
             entries.append({"task": task, "language": meta.get("language"), "exercise": meta.get("exercise"),
+                            **_labels(meta, groups),
                             "status": "unproven", "reason": "not proven yet: run doit gen:<tier> with a selection that includes it"})
             continue
         entry = {k: proof.get(k) for k in ("task", "language", "exercise", "status", "reason", "seconds",
                                           "environmental")}
+        entry.update({k: v for k, v in _labels(render.get("meta") or {}, groups).items() if entry.get(k) is None})
         ref, stub = proof.get("reference") or {}, proof.get("stub") or {}
         entry["tests"] = ref.get("ran", 0)
         entry["test_ids"] = proof.get("tests") or []
@@ -226,6 +230,11 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
     }
     write_json(suite.manifest_path, manifest, only_if_changed=True)
     return manifest
+
+
+def _labels(meta: dict, groups: tuple[str, ...]) -> dict:
+    """The group labels ``groups`` of a task from its render's ``meta`` (None for one it lacks)."""
+    return {k: meta.get(k) for k in groups}
 
 
 def _tests_json(proof: dict) -> bytes:

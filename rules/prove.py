@@ -119,8 +119,9 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
     keeping the rejection). Raises SandboxError (an infrastructure problem, not a property of the task).
     """
     start = time.monotonic()
-    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
-              "exercise": meta["exercise"], "status": "rejected", "reason": "", "environmental": None,
+    # language and exercise are the aider tier's labels; another tier's task.json may have neither
+    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language"),
+              "exercise": meta.get("exercise"), "status": "rejected", "reason": "", "environmental": None,
               "tests": [], "reference": None, "stub": None}
 
     def graded(tree: Path, name: str, expected) -> Grade:

@@ -373,7 +373,8 @@ def _not_environmental(proof: str) -> bool:
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
     from rules.build import publish, summary
 
-    print(summary(publish(load_suite(tier), tasks, strict=strict, selection=selection)))
+    manifest = publish(load_suite(tier), tasks, strict=strict, selection=selection, groups=tiers.get(tier).groups)
+    print(summary(manifest))
 
 
 def _build_env(build) -> None:

@@ -303,14 +303,15 @@ def file_at(repo_dir: Path, commit: str, path: str) -> bytes | None:
 
 def patched_files(repo_dir: Path, commit: str, patch: str) -> dict[str, bytes | None]:
     """Apply ``patch`` (a unified git diff) to the tree of ``commit`` without touching any work tree (in a
-    temporary index) and return the new content of every path it touches (None: deleted). Raises
-    UpstreamError with git's message when the patch does not apply."""
+    temporary index, its new objects in a temporary object folder: the repository is only read) and return the
+    new content of every path it touches (None: deleted). Raises UpstreamError with git's message when the
+    patch does not apply."""
     import os
 
     git = _git()
     repo, c = _commit(repo_dir, commit)
     with tempfile.TemporaryDirectory(prefix="lab-patch-") as tmp:
-        env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        env = {"GIT_INDEX_FILE": os.path.join(tmp, "index"), **_scratch_objects(repo, tmp)}
         patch_file = os.path.join(tmp, "change.patch")
         Path(patch_file).write_text(patch, encoding="utf-8")
         try:
@@ -321,16 +322,30 @@ def patched_files(repo_dir: Path, commit: str, patch: str) -> dict[str, bytes | 
         except git.exc.GitCommandError as exc:
             raise UpstreamError(f"the patch does not apply at {commit[:12]}: {(exc.stderr or str(exc)).strip()[:400]}") from None
         paths = _numstat_paths(names)
-        out: dict[str, bytes | None] = {}
-        from gitdb.util import hex_to_bin
-
-        new = git.Tree(repo, hex_to_bin(tree), mode=0o040000, path="")
-        for p in paths:
-            try:
-                out[p] = new[p].data_stream.read()
-            except KeyError:
-                out[p] = None
+        out: dict[str, bytes | None] = {p: None for p in paths}
+        listed = repo.git.ls_tree("-r", "-z", tree, "--", *paths, env=env) if paths else ""
+        for entry in filter(None, listed.split("\0")):
+            info, path = entry.split("\t", 1)
+            if path in out and info.split()[1] == "blob":
+                out[path] = repo.git.cat_file("blob", info.split()[2], env=env, stdout_as_string=False,
+                                              strip_newline_in_stdout=False)
         return out
+
+
+def _scratch_objects(repo, tmp: str) -> dict[str, str]:
+    """The git environment that writes new objects into ``tmp/objects`` and reads the repository's own (and its
+    alternates') beside them: a patch applied in a temporary index then leaves the repository as it was."""
+    import os
+
+    own = os.path.join(repo.git_dir, "objects")
+    try:
+        with open(os.path.join(own, "info", "alternates"), encoding="utf-8") as f:
+            more = [os.path.join(own, line.strip()) for line in f if line.strip() and not line.startswith("#")]
+    except OSError:
+        more = []
+    os.makedirs(os.path.join(tmp, "objects"))
+    return {"GIT_OBJECT_DIRECTORY": os.path.join(tmp, "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join([own] + more)}
 
 
 def _numstat_paths(text: str) -> list[str]:
