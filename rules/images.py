@@ -31,16 +31,22 @@ def stamp_path(name: str) -> Path:
     return STATE / "images" / f"{name}.json"
 
 
+def _image_files() -> list[Path]:
+    """Every file under ``templates/images/`` but Python's bytecode caches (a test that imports the grader's
+    lab_grader writes them beside it: they must neither rebuild the image nor enter it)."""
+    return sorted(p for p in (TEMPLATES / "images").rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+
+
 def grader_templates() -> list[Path]:
     """Every template file the grader image is built from (its doit ``file_dep``)."""
-    return sorted(p for p in (TEMPLATES / "images").rglob("*")
-                  if p.is_file() and not {"agents", "services"} & set(p.relative_to(TEMPLATES / "images").parts))
+    return [p for p in _image_files() if not {"agents", "services"} & set(p.relative_to(TEMPLATES / "images").parts)]
 
 
 def context_files() -> dict[str, bytes]:
-    """The build context: every file under ``templates/images/`` and the host's CA bundle (empty if none)."""
-    files = {p.relative_to(TEMPLATES / "images").as_posix(): p.read_bytes()
-             for p in (TEMPLATES / "images").rglob("*") if p.is_file()}
+    """The build context: every file under ``templates/images/`` (no bytecode cache) and the host's CA bundle
+    (empty if none)."""
+    files = {p.relative_to(TEMPLATES / "images").as_posix(): p.read_bytes() for p in _image_files()}
     files["ca-certificates.crt"] = HOST_CA.read_bytes() if HOST_CA.is_file() else b""
     return files
 
@@ -50,13 +56,23 @@ def grader_dockerfile(base: str) -> str:
     return render("images/grader.Dockerfile.j2", base=base, tracks=TRACK_ORDER)
 
 
+def staging_tag(tag: str) -> str:
+    """The tag an image ``tag`` is built under before it is labelled: ``<repo>:staging`` for ``<repo>:latest``,
+    else ``<repo>:<version>-staging``, so two tags of one repository (``LAB_GRADER_IMAGE``) never build
+    through the same staging tag."""
+    repo, _, version = tag.rpartition(":")
+    if not repo or "/" in version:  # no version given: docker's own default
+        repo, version = tag, "latest"
+    return f"{repo}:staging" if version == "latest" else f"{repo}:{version}-staging"
+
+
 def build_and_stamp(name: str, tag: str, dockerfile: str, log=sys.stderr, stamp_file: bool = True) -> dict:
     """Build ``dockerfile`` as ``tag``, read its toolchain versions (``lab-versions`` in the image), label
     the image with them and write the stamp ``{"image", "id", "toolchains"}``; returns the stamp.
 
     The stamp file is rewritten only when the image id changed. Raises SandboxError on a failed build.
     """
-    staging = f"{tag.rsplit(':', 1)[0]}:staging"
+    staging = staging_tag(tag)
     sandbox.build_image(staging, dockerfile, context_files(), log=log)
     probe = sandbox.run(staging, ["lab-versions"], network="none")
     try:

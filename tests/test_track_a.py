@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 from rules import aider
@@ -104,47 +102,12 @@ def test_rust_canaries_go_into_the_first_test_target(tmp_path):
         '    assert_eq!("k0123456789a", "k0123456789a ", "k0123456789a");\n}\n\n#[test]\nfn kba987654321() {}\n')
 
 
-def merge_manifest(check: str, tmp_path: Path, pristine: str, agent: str) -> dict:
-    """Run check.sh's Cargo.toml merge (its embedded Python) on two manifests; returns the merged one."""
-    script = re.search(r"<<'PY'[^\n]*\n(.*?)\nPY\n", check, re.S).group(1)
-    (tmp_path / "pristine.toml").write_text(pristine)
-    (tmp_path / "Cargo.toml").write_text(agent)
-    subprocess.run([sys.executable, "-", str(tmp_path / "pristine.toml"), str(tmp_path / "Cargo.toml"),
-                    str(tmp_path / "deps.json")],
-                   input=script, text=True, check=True)
-    return tomllib.loads((tmp_path / "Cargo.toml").read_text())
-
-
-def test_rust_check_keeps_only_the_agents_registry_dependencies(tmp_path):
+def test_rust_check_merges_cargo_toml_as_root_and_refuses_an_invalid_one(tmp_path):
+    # the merge itself (lab_grader/cargo_manifest.py) is tested by import in tests/test_grader_scripts.py
     check = check_sh(aider.render(rust_deps(tmp_path)))
-    pristine = ('[package]\nname = "deps"\nedition = "2021"\n\n[features]\nextra = []\n\n[lints.clippy]\nx = "allow"\n'
-                '\n[[bin]]\nname = "tool"\npath = "src/tool.rs"\n')
-    agent = ('[package]\nname = "deps"\nedition = "2021"\nbuild = "evil.rs"\n\n'
-             '[dependencies]\nrand = "0.8"\nregex = { version = "1", default-features = false, features = ["std"] }\n'
-             'mine = { path = "../mine" }\n\n[[test]]\nname = "deps"\npath = "src/fake.rs"\n')
-    merged = merge_manifest(check, tmp_path, pristine, agent)
-    assert merged["package"] == {"name": "deps", "edition": "2021"}
-    assert merged["features"] == {"extra": []}
-    assert merged["lints"] == {"clippy": {"x": "allow"}}
-    assert merged["dependencies"] == {"rand": "0.8", "regex": {"version": "1", "default-features": False,
-                                                                "features": ["std"]}, "mine": {}}
-    assert merged["bin"] == [{"name": "tool", "path": "src/tool.rs"}]
-    assert "test" not in merged
-
-
-def test_rust_check_names_the_dependency_set_as_the_image_seeds_do(tmp_path):
-    import importlib.util
-    from rules.config import TEMPLATES
-
-    spec = importlib.util.spec_from_file_location("crates", TEMPLATES / "images/grader/rust/crates.py")
-    crates = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(crates)
-    check = check_sh(aider.render(rust_deps(tmp_path)))
-    pristine = '[package]\nname = "deps"\nedition = "2021"\n'
-    merge_manifest(check, tmp_path, pristine, pristine + '\n[dependencies]\nthiserror = "1.0"\nanyhow = "1.0"\n')
-    assert (tmp_path / "deps.json").read_text().strip() == crates.deps_key({"anyhow": "1.0", "thiserror": "1.0"})
-    assert crates.deps_key({"anyhow": "1.0", "thiserror": "1.0"}) in {
-        crates.deps_key(deps) for deps in crates.sets().values()}
+    enable = check[check.index("# 2. Enable"):check.index("# 3. The canaries")]
+    assert ('\npython3 -I -m lab_grader.cargo_manifest "$task/workspace/Cargo.toml" Cargo.toml "$log.deps" </dev/null \\\n'
+            '  || { echo "lab-check: Cargo.toml is not valid TOML"; finish 0; }\n') in enable
 
 
 def test_cpp_reference_maps_onto_the_solution_files_by_extension(tmp_path):
