@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fixture_upstream import make_upstream  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).resolve().parent / "agents.toml"  # lab's shipped agents; evals/agents.toml is the user's
 
 
 def docker_available() -> bool:
@@ -50,9 +51,7 @@ def write_suite(home: Path, upstream: Path, languages=("go", "javascript", "pyth
         f'upstream = "{upstream}"\nref = "main"\nlanguages = [{langs}]\nsample = {sample}\n'
         f'base_image = "debian:bookworm"\n\n[prove]\ncpus = 1.0\nmemory = "2g"\npids = 512\ntimeout = {timeout}\n'
     )
-    agents = PROJECT / "evals" / "agents.toml"
-    if agents.exists():
-        shutil.copy(agents, home / "evals" / "agents.toml")
+    shutil.copy(AGENTS, home / "evals" / "agents.toml")
 
 
 @pytest.fixture
@@ -84,7 +83,7 @@ def run_doit(home: Path, *args: str, timeout: float = 1500) -> DoitResult:
     """Run ``doit ARGS`` on the project's dodo.py with LAB_HOME=home."""
     env = {**os.environ, "LAB_HOME": str(home)}
     proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args],
-                          cwd=home, env=env, capture_output=True, text=True, timeout=timeout)
+                          cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout)
     return DoitResult(proc)
 
 

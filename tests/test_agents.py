@@ -12,11 +12,11 @@ from rules.agents import (AgentError, add_usage, aider_usage, get_agent, load_ag
                           read_usage_file, run_id, slug)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, PROJECT, run_doit  # noqa: E402
 
 
 def test_builtin_agents_are_noop_and_aider():
-    agents = load_agents(PROJECT / "evals" / "agents.toml")
+    agents = load_agents(AGENTS)
     assert {"noop", "aider"} <= set(agents)
     assert agents["noop"].network == "none" and agents["noop"].command == ("true",)
     aider = agents["aider"]
@@ -103,7 +103,7 @@ def _home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     (home / "evals" / "aider").mkdir(parents=True)
     (home / "evals" / "aider" / "suite.toml").write_text('upstream = "x"\nref = "main"\nlanguages = ["python"]\n')
-    shutil.copy(PROJECT / "evals" / "agents.toml", home / "evals" / "agents.toml")
+    shutil.copy(AGENTS, home / "evals" / "agents.toml")
     return home
 
 
@@ -175,7 +175,7 @@ def test_two_models_are_two_runs_with_their_own_digest_folder_and_label(tmp_path
 
 
 def test_an_agent_without_settings_keeps_its_definition_and_run():
-    noop = load_agents(PROJECT / "evals" / "agents.toml")["noop"]
+    noop = load_agents(AGENTS)["noop"]
     assert "settings" not in noop.definition() and noop.resolve({"model": "m"}, {}).digest == noop.digest
     assert (noop.run, noop.label) == ("noop", "noop")
 
@@ -214,7 +214,7 @@ def test_unknown_variables_are_named_with_the_known_ones(tmp_path):
 
 
 def test_a_variable_given_twice_stops_the_command():
-    from rules.tasks import check_repeated
+    from rules.cli import check_repeated
 
     check_repeated(["run", "agent=noop", "langs=go,python", "--verbosity=2"])
     with pytest.raises(SystemExit, match="langs= is given 2 times \\('go', 'python'\\)"):

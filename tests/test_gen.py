@@ -86,7 +86,7 @@ def test_progress_is_shown(full_tier):
 
 def test_scenarios_lists_published_tasks(full_tier):
     home, _ = full_tier
-    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "scenarios"], cwd=home,
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "scenarios"], cwd=PROJECT,
                           env={**os.environ, "LAB_HOME": str(home)}, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "python-ledger" in proc.stdout and "free" in proc.stdout and "python-slow" not in proc.stdout

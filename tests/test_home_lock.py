@@ -28,7 +28,7 @@ def test_a_second_command_in_one_home_is_refused_while_one_runs_and_runs_after(l
         assert res.code != 0 and "another lab command is running in this home" in said, said[-2000:]
         assert "pid 4242, `doit run agent=tomo`" in said and "nothing was run" in said
         assert not (lab_home / "evals" / "aider" / "report.md").exists()
-        listed = subprocess.run([sys.executable, "-m", "doit", "list", "-f", str(PROJECT / "dodo.py")], cwd=lab_home,
+        listed = subprocess.run([sys.executable, "-m", "doit", "list", "-f", str(PROJECT / "dodo.py")], cwd=PROJECT,
                                 env={**os.environ, "LAB_HOME": str(lab_home)}, capture_output=True, text=True,
                                 timeout=300)  # `doit list` runs no task: never refused
         assert listed.returncode == 0 and "gen" in listed.stdout, listed.stdout[-2000:] + listed.stderr[-2000:]
