@@ -110,8 +110,9 @@ def _home(tmp_path: Path) -> Path:
 def test_doit_run_with_an_unknown_agent_or_a_missing_variable_says_what_is_needed(tmp_path, monkeypatch):
     home = _home(tmp_path)
     res = run_doit(home, "agent=tomo", timeout=120)  # doit's `run` command is the default one
-    assert res.code != 0 and ("agent=tomo: unknown agent 'tomo'; agents defined in evals/agents.toml: aider, aider-local, noop; "
-                              "nothing was run") in res.stdout + res.stderr
+    said = res.stdout + res.stderr
+    assert res.code != 0 and said.strip() == ("agent=tomo: unknown agent 'tomo'; agents defined in evals/agents.toml: "
+                                              "aider, aider-local, noop; nothing was run"), said
     monkeypatch.delenv("AIDER_MODEL", raising=False)
     res = run_doit(home, "agent=aider", timeout=120)
     assert res.code != 0 and ("agent 'aider' needs a value for its setting(s) model (model: give model=VALUE on "
@@ -258,3 +259,13 @@ def test_every_passed_through_variable_is_kept_out_of_logs_whatever_its_name():
     assert set(hidden) == {"HF_ACCESS", "MODEL_SK", "OTHER_TOKEN"}  # env_set values (a model's name) are kept
     text = _redact("value is hf_abcdefgh1234 sk-zzzz9999 tok-1234 on gpt-4o", hidden)
     assert text == "value is *** *** *** on gpt-4o"
+
+
+def test_no_test_reads_the_users_own_agents_toml():
+    """A newcomer who added a `tomo` table to evals/agents.toml (README, Adding an agent) saw this file's tests
+    fail: they read that file. Tests read tests/agents.toml, lab's shipped agents."""
+    here = Path(__file__).resolve().parent
+    needle = " / ".join(["PROJECT", '"evals"', '"agents.toml"'])  # spelled so that this file does not hold it
+    readers = [p.name for p in sorted(here.glob("*.py")) if needle in p.read_text()]
+    assert readers == [], f"these read the user's evals/agents.toml: {readers}"
+    assert {"noop", "aider", "aider-local"} <= set(load_agents(AGENTS))

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import AGENTS, PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, run_doit  # noqa: E402
 from test_trial import TASKS, make_tier  # noqa: E402
 
 from rules.agents import AgentError, load_agents, parse_agent  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, PROJECT, run_doit  # noqa: E402
 from fixture_upstream import GOOD_PY, STUB_PY, _python, make_upstream, write_exercise  # noqa: E402
 
 docker = pytest.mark.docker
@@ -211,7 +211,7 @@ def make_tier(home: Path) -> None:
     write_json(tier / "manifest.json", {"version": 1, "tier": "aider", "tasks": entries})
     (tier / "suite.toml").write_text('upstream = "none"\nref = "main"\nlanguages = ["python"]\n\n'
                                      '[prove]\ncpus = 1.0\nmemory = "1g"\npids = 256\ntimeout = 60\n')
-    agents = (PROJECT / "evals" / "agents.toml").read_text().replace('network = "bridge"', 'network = "host"')
+    agents = AGENTS.read_text().replace('network = "bridge"', 'network = "host"')
     (home / "evals" / "agents.toml").write_text(agents + TEST_AGENTS)
 
 
