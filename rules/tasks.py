@@ -1,11 +1,12 @@
-"""The doit task creators: the only module that imports doit.
+"""The doit task creators: importing this module does nothing; each creator yields task dicts.
 
 Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
 elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
 variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
 ``tries=``, ``repeat=``, ``suite=``, ``backend=``, ``cluster=``, and the agents' settings such as ``model=``)
-are read here with ``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the
-command with the list of known ones (doit itself would silently ignore it).
+are read here with ``doit.get_var`` and passed to actions as arguments. Before any creator runs, lab's loader
+(rules/loader.py) has handed the command to ``rules.cli``: an unknown ``name=value`` has stopped it, and the
+task names it asks for are ``rules.cli.asked``'s.
 """
 from __future__ import annotations
 

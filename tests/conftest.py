@@ -65,8 +65,9 @@ def lab_home(tmp_path, upstream) -> Path:
 class DoitResult:
     """A finished ``doit`` run: exit code, stdout, stderr, and which tasks ran.
 
-    doit's default reporter starts a line with ``.  `` for a task it executes and ``-- `` for one that is up
-    to date. (Its JSON reporter was not used: on a fresh dep file it exited 3 with no output here.)
+    lab's reporter (rules/loader.py) starts a line with ``.  `` for a task it executes and prints none for one
+    that is up to date (``skipped`` is filled only with ``-r console``). (doit's JSON reporter was not used: on
+    a fresh dep file it exited 3 with no output here.)
     """
 
     def __init__(self, proc: subprocess.CompletedProcess):
@@ -80,7 +81,8 @@ class DoitResult:
 
 
 def run_doit(home: Path, *args: str, timeout: float = 1500) -> DoitResult:
-    """Run ``doit ARGS`` on the project's dodo.py with LAB_HOME=home."""
+    """Run ``doit ARGS`` on the project's dodo.py with LAB_HOME=home, started in the project folder (whose
+    pyproject.toml selects lab's task loader)."""
     env = {**os.environ, "LAB_HOME": str(home)}
     proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args],
                           cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout)

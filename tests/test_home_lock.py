@@ -1,4 +1,4 @@
-"""One lab command that runs tasks at a time in a lab home (``rules.tasks.hold_home``)."""
+"""One lab command that runs tasks at a time in a lab home (``rules.cli.hold_home``)."""
 from __future__ import annotations
 
 import os
