@@ -155,6 +155,7 @@ def test_nothing_changed_means_nothing_runs(quick_home):
     again = run_doit(home, "gen:aider", "all=1")
     assert again.code == 0
     assert again.executed("gen:") == set() and again.executed("prove:") == set()
+    assert "\ntier aider: " in "\n" + again.stdout and "-- " not in again.stdout, "its summary, no line per task"
 
 
 def test_upstream_change_reproves_only_that_exercise(quick_home):
