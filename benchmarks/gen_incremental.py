@@ -27,7 +27,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 def doit(home: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
     env = {**os.environ, "LAB_HOME": str(home)}
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=home,
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=PROJECT,
                           env=env, capture_output=True, text=True)
     seconds = time.monotonic() - start
     if proc.returncode != 0:

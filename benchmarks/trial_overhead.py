@@ -55,7 +55,7 @@ def make_home(home: Path, n: int) -> list[str]:
 def doit(home: Path, *args: str) -> float:
     """Run doit on the project's dodo.py with LAB_HOME=home; returns wall seconds. Exits on failure."""
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=home,
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=PROJECT,
                           env={**os.environ, "LAB_HOME": str(home)}, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"doit {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")

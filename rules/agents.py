@@ -56,7 +56,7 @@ DEFAULT_GRADER = "lab/grader:latest"
 RUN_FORMAT = 1  # version of a run folder's run.json
 SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 SETTING_FIELDS = ("env", "default")
-# lab's own command-line variables (rules/tasks.py): a setting may not take one of these names
+# lab's own command-line variables (rules/cli.py checks them): a setting may not take one of these names
 LAB_VARIABLES = ("agent", "agents", "all", "attempts", "backend", "cluster", "dataset", "instances", "jobs", "langs",
                  "limit", "predictions", "ref", "repeat", "repos", "strict", "suite", "tries", "upstream")
 # a setting's value is written to disk (run.json, result.json): one whose variable looks like a secret is refused

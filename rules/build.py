@@ -151,13 +151,20 @@ def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], 
 class Progress:
     """Prints ``[prove 12/40] task: status (s) | kept K, free F, rejected R | elapsed, ETA`` as proofs finish.
 
-    ``total`` is how many proofs this run expects to make. Shared by the worker threads of one doit run.
+    ``total`` is how many proofs this run expects to make. Shared by the worker threads of one doit run. The
+    clock starts when the first proof does (``begin``), so an image built before it is not counted as proving.
     """
 
-    def __init__(self, total: int, out=sys.stderr):
-        self.total, self.out, self.start, self.counts = total, out, time.monotonic(), Counter()
+    def __init__(self, total: int = 0, out=None):
+        self.total, self.out, self.start, self.counts = total, out, None, Counter()
+
+    def begin(self) -> None:
+        """A proof (or a batch of them) starts: the first one starts the clock."""
+        if self.start is None:
+            self.start = time.monotonic()
 
     def done(self, record: dict) -> None:
+        self.begin()
         self.counts[record["status"]] += 1
         n = sum(self.counts.values())
         elapsed = time.monotonic() - self.start
@@ -167,7 +174,7 @@ class Progress:
         reason = f" ({record['reason']})" if record["status"] == "rejected" else ""
         print(f"[prove {n}/{max(self.total, n)}] {record['task']}: {record['status']}{reason} "
               f"in {record.get('seconds', 0):.1f}s | {tally} | {elapsed:.0f}s elapsed{eta}",
-              file=self.out, flush=True)
+              file=self.out or sys.stderr, flush=True)
 
 
 def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dict | None = None,
@@ -289,7 +296,8 @@ def summary(manifest: dict) -> str:
     lines = [f"tier {manifest['tier']}: " + ", ".join(f"{v} {k}" for k, v in manifest["counts"].items())
              + f"; {manifest['published']} published"]
     for lang, counts in manifest["languages"].items():
-        lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        name = "not rendered" if lang == "?" else lang  # "?": tasks outside every selection so far
+        lines.append(f"  {name:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     for e in manifest["tasks"]:
         if e["status"] == "rejected":
             again = " (the machine's doing: proved again on the next run)" if e.get("environmental") else ""

@@ -1,23 +1,36 @@
-"""The doit task creators: the only module that imports doit.
+"""The doit task creators: importing this module does nothing; each creator yields task dicts.
 
 Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
 elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
 variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
 ``tries=``, ``repeat=``, ``suite=``, ``backend=``, ``cluster=``, and the agents' settings such as ``model=``)
-are read here with ``doit.get_var`` and passed to actions as arguments; any other ``name=value`` stops the
-command with the list of known ones (doit itself would silently ignore it).
+are read here with ``doit.get_var`` and passed to actions as arguments. Before any creator runs, lab's loader
+(rules/loader.py) has handed the command to ``rules.cli``: an unknown ``name=value`` has stopped it, and the
+task names it asks for are ``rules.cli.asked``'s.
 """
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
-from doit import get_var
+from doit import create_after, get_var
+from doit.exceptions import TaskFailed
+from doit.tools import config_changed
 
-from rules.config import STATE
+from rules import cli
+from rules.cli import agent_problem as _agent_problem
+from rules.cli import asked as _asked
+from rules.cli import settings_given as _settings_given
+from rules.cli import settings_unused as _settings_unused
+from rules.cli import unknown_eval as _unknown_eval
+from rules.cli import whole as _whole
+from rules.config import STATE, ConfigError, Suite, lab_settings, load_suite
+from rules.files import read_json, write_json
+from rules.loader import Refused, Reporter
+from rules import tiers
 
-STATE.mkdir(parents=True, exist_ok=True)
 
 def _suite_var() -> str:
     """``suite=``: the tier a command is about (default: the first tier of this home, ``rules.tiers.present``);
@@ -31,207 +44,33 @@ def _suite_var() -> str:
     return tier
 
 
-def _jobs() -> int:
-    """``jobs=N``: how many tasks (proofs, trials) run at once; default the number of CPUs. Anything but a whole
-    number of 1 or more stops the command with one line (doit itself would run nothing at all for 0 or less)."""
-    raw = get_var("jobs")
-    if raw is None:
-        return os.cpu_count() or 1
-    try:
-        jobs = int(raw)
-    except ValueError:
-        jobs = 0
-    if jobs < 1:
-        raise SystemExit(f"jobs={raw}: give a whole number of tasks to run at once, 1 or more")
-    return jobs
-
-
+# doit's settings; lab's loader (rules/loader.py) adds num_process from jobs=N (tasks run at once)
 DOIT_CONFIG = {
     "backend": "sqlite3",
     "dep_file": str(STATE / "doit.sqlite3"),
     "check_file_uptodate": "md5",
     "default_tasks": ["report"],
     "verbosity": 2,
-    # jobs=N runs N tasks (proofs, trials) at once; threads suffice, the work happens in containers
-    "num_process": _jobs(),
-    "par_type": "thread",
+    "reporter": Reporter,  # no line for up-to-date tasks; a refusal is its one line
+    "par_type": "thread",  # threads suffice: the work happens in containers
 }
-
-
-
-def _setting_names() -> tuple[set[str], str]:
-    """The names of every setting the agents declare, and why they are unknown ("" when agents.toml loads)."""
-    from rules.agents import load_agents
-
-    try:
-        return {s.name for a in load_agents().values() for s in a.settings}, ""
-    except ConfigError as exc:
-        return set(), f" (evals/agents.toml did not load, so its settings are unknown: {exc})"
-
-
-def check_variables(given: dict | None) -> None:
-    """Stop (SystemExit with one line) when the command line has a ``name=value`` that is neither one of lab's
-    variables (``rules.agents.LAB_VARIABLES``) nor a setting an agent declares: doit would ignore it."""
-    from rules.agents import LAB_VARIABLES
-
-    if not given:
-        return
-    unknown = sorted(set(given) - set(LAB_VARIABLES))
-    if not unknown:
-        return
-    settings, why = _setting_names()
-    unknown = [n for n in unknown if n not in settings]
-    if unknown:
-        known = ", ".join(f"{n}=" for n in sorted(set(LAB_VARIABLES) | settings))
-        raise SystemExit(f"unknown variable(s) {', '.join(f'{n}=' for n in unknown)}; lab knows {known}{why} "
-                         "(README.md, Commands)")
-
-
-def check_repeated(argv: list[str]) -> None:
-    """Stop (SystemExit with one line) when the command line ``argv`` gives one variable more than once
-    (``agent=a agent=b``): doit keeps only the last, so the other would be dropped without a word."""
-    seen: dict[str, list[str]] = {}
-    for arg in argv:
-        if "=" in arg and not arg.startswith("-"):
-            name, value = arg.split("=", 1)
-            seen.setdefault(name, []).append(value)
-    twice = {n: v for n, v in seen.items() if len(v) > 1}
-    if twice:
-        name, values = next(iter(twice.items()))
-        raise SystemExit(f"{name}= is given {len(values)} times ({', '.join(repr(v) for v in values)}); give it once "
-                         f"(a list where lab takes one is comma-separated, e.g. langs=go,python)")
-
-
-def _command_line_variables() -> dict | None:
-    """The ``name=value`` pairs of this doit command (doit 0.37 keeps them in ``doit.doit_cmd._CMDLINE_VARS``;
-    None outside a doit command)."""
-    from doit import doit_cmd
-
-    return getattr(doit_cmd, "_CMDLINE_VARS", None)
-
-
-from rules.config import ConfigError  # noqa: E402
-
-check_variables(_command_line_variables())
-if _command_line_variables() is not None:
-    check_repeated(sys.argv[1:])
-
-# doit commands that run no task (the others run tasks: `doit`, `doit run ...`, `doit gen:aider`, `doit report`)
-_NO_TASKS = {"list", "info", "help", "forget", "ignore", "dumpdb", "strace", "tabcompletion", "reset-dep", "clean"}
-_HOME_LOCK: list[int] = []
-
-
-def hold_home(argv: list[str]) -> None:
-    """Take this lab home's lock (``.lab/home.lock``, an exclusive ``flock`` held until this process ends) for a
-    doit command ``argv`` (without the program) that runs tasks. Two such commands at once in one home removed
-    each other's trial scratch folders and wrote one doit database, and a sound trial ended in an error counted
-    as the agent's (seen by a newcomer); the second is refused instead. Raises SystemExit naming the command
-    that holds the lock; the kernel drops it when that process ends, killed or not."""
-    if argv[:1] and argv[0] in _NO_TASKS or _HOME_LOCK:
-        return
-    import fcntl
-
-    fd = os.open(STATE / "home.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "its process id is not recorded"
-        os.close(fd)
-        raise SystemExit(f"another lab command is running in this home ({STATE.parent}): {holder}. Wait for it to "
-                         "end, or give this one a home of its own (LAB_HOME=/another/folder); nothing was run") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()}, `doit {' '.join(argv)}`\n".encode(), 0)
-    _HOME_LOCK.append(fd)
-    import signal
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, _stopped)
-
-
-def _stopped(signum: int, _frame) -> None:
-    """A task-running doit command told to stop (SIGTERM, Ctrl-C): remove the containers it started (an agent's
-    would run on, and spend, until the next run's cleanup) and exit at once with 128 + the signal's number.
-    Finished trials are kept (each wrote its result.json atomically); the next run does the others."""
-    import signal
-    import subprocess
-    import time
-
-    from rules import sandbox
-
-    print(f"\nlab: stopped ({signal.Signals(signum).name}); removing this command's containers; finished trials "
-          "are kept, the next run does the rest", file=sys.stderr, flush=True)
-    n = sandbox.remove_own()
-    time.sleep(0.3)  # a container whose creation was already under way when the first pass looked
-    n += sandbox.remove_own()
-    print(f"lab: {n} container(s) removed", file=sys.stderr, flush=True)
-    trials = str(STATE / "trials") + "/"
-    try:  # the running trials' disk-capped scratch folders (``rules.disk``), which the exit below does not unmount
-        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
-            mounted = [line.split()[1].replace("\\040", " ") for line in f]
-    except OSError:
-        mounted = []
-    for point in sorted((m for m in mounted if m.startswith(trials)), reverse=True):
-        subprocess.run(["umount", "-l", point], capture_output=True)
-    os._exit(128 + signum)
-
-
-if _command_line_variables() is not None:
-    hold_home(sys.argv[1:])
 
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
-from doit import create_after  # noqa: E402
-from doit.exceptions import TaskFailed  # noqa: E402
-from doit.tools import config_changed  # noqa: E402
-
-from rules.config import Suite, lab_settings, load_suite  # noqa: E402
-from rules.files import read_json, write_json  # noqa: E402
-from rules import tiers  # noqa: E402
+TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch", "publish")  # the basenames of a tier's tasks
 
 
-TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch")  # the basenames of a tier's tasks
-# doit's options of `doit run` (0.37): those taking a value as the next word, and flags
-_VALUE_OPTIONS = {"-v", "--verbosity", "-r", "--reporter", "-o", "--output-file", "-n", "--process", "-P",
-                  "--parallel-type", "--failure-verbosity", "--db-file", "--backend", "--check_file_uptodate",
-                  "-f", "--file", "-d", "--dir"}
-_FLAG_OPTIONS = {"-a", "--always-execute", "-c", "--continue", "--pdb", "-s", "--single", "--auto-delayed-regex",
-                 "-k", "--seek-file"}
+def _jobs() -> int:
+    """``jobs=N``: how many tasks run at once (rules.cli.jobs)."""
+    return cli.jobs(get_var("jobs"))
 
 
-def _targets(argv: list[str]) -> list[str] | None:
-    """The task names a ``doit [run] ...`` command line ``argv`` (without the program) asks for, or None when
-    that cannot be told for sure (an option this does not know; names are then taken as unknown)."""
-    args = argv[1:] if argv[:1] == ["run"] else list(argv)
-    names: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in _VALUE_OPTIONS:
-            i += 2
-            continue
-        if a.startswith("-"):
-            if a in _FLAG_OPTIONS or a.split("=", 1)[0] in _VALUE_OPTIONS or a[:2] in _VALUE_OPTIONS:
-                i += 1
-                continue
-            return None
-        if "=" not in a:
-            names.append(a)
-        i += 1
-    return names
+def _tier_steps_only() -> bool:
+    """True when the command runs only tier steps (``doit gen:aider``): the creators of agents, trials and
+    reports then make no tasks (their reading of agents.toml, every task's files and the runs is not needed)."""
+    return cli.tier_steps_only(TIER_STEPS)
 
 
-def tier_steps_only(argv: list[str] | None = None) -> bool:
-    """True when the command (``argv``, default ``sys.argv[1:]``) runs only tier steps (``doit gen:aider``,
-    ``doit pull prove:aider/x``: basenames in ``TIER_STEPS``): then the creators of agents, trials and reports
-    make no tasks (their reading of agents.toml, every task's files and the runs is not needed). Any doubt (no
-    name: the default tasks; another doit command; an unknown option) gives False."""
-    import sys
-
-    names = _targets(sys.argv[1:] if argv is None else argv)
-    return bool(names) and all(n.split(":", 1)[0] in TIER_STEPS for n in names)
-
-
-_TIER_STEPS_ONLY = tier_steps_only()
 GENERATOR_VERSION = 1  # bump to re-render every task after a change the templates do not show
 
 
@@ -343,16 +182,13 @@ def _render(tier: str, spec):
     return None
 
 
-_progress: dict = {}  # tier → Progress of this run's proofs
+def _prove(tier: str, task: str, image: str, limits, progress) -> None:
+    progress.begin()
+    progress.done(tiers.get(tier).prove(load_suite(tier).build_dir / task, image, limits))
 
 
-def _prove(tier: str, task: str, image: str, limits) -> None:
-    record = tiers.get(tier).prove(load_suite(tier).build_dir / task, image, limits)
-    if tier in _progress:
-        _progress[tier].done(record)
-
-
-def _prove_batch(tier: str, tasks: list[str], image: str, limits) -> None:
+def _prove_batch(tier: str, tasks: list[str], image: str, limits, progress) -> None:
+    progress.begin()
     build = load_suite(tier).build_dir
     tiers.get(tier).prove_batch([build / t for t in tasks], image, limits)
 
@@ -371,10 +207,15 @@ def _not_environmental(proof: str) -> bool:
 
 
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
-    from rules.build import publish, summary
+    from rules.build import publish
 
-    manifest = publish(load_suite(tier), tasks, strict=strict, selection=selection, groups=tiers.get(tier).groups)
-    print(summary(manifest))
+    publish(load_suite(tier), tasks, strict=strict, selection=selection, groups=tiers.get(tier).groups)
+
+
+def _summary(tier: str) -> None:
+    from rules.build import summary
+
+    print(summary(read_json(load_suite(tier).manifest_path)))
 
 
 def _build_env(build) -> None:
@@ -400,7 +241,7 @@ def _stale(render: Path, proof: Path, stamp: Path) -> bool:
         return True
 
 
-@create_after(executed="pull", creates=["gen", "prove", "env", "batch"])
+@create_after(executed="pull", creates=["gen", "prove", "env", "batch", "publish"])
 def task_gen():
     """Render, prove and publish a tier's tasks (gen:<tier>; env:, batch:, prove: are its steps).
 
@@ -413,7 +254,7 @@ def task_gen():
     from rules.config import ConfigError
     from rules.tier import Rejected
 
-    asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch") for a in _asked(b)}
+    asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch", "publish") for a in _asked(b)}
     for tier in tiers.present():
         if asked and tier not in asked:
             continue
@@ -437,7 +278,7 @@ def task_gen():
                 "doc": f"build the {env.name} environment image",
             }
         proofs = []
-        stale = 0
+        progress = Progress()  # of this command's proofs of the tier; its total is set below
         batch_of = {}
         batches = module.batches(suite, selection.chosen, _jobs())
         specs = {spec.name: spec for spec in selection.chosen}
@@ -447,7 +288,9 @@ def task_gen():
                       specs[m].image_stamp or suite.build_dir / m / "render.json") for m in members]
             yield {
                 "basename": "batch", "name": f"{tier}/{name}",
-                "actions": [(_prove_batch, [tier, members, specs[members[0]].image, suite.prove])],
+                "actions": [(_prove_batch, [tier, members, specs[members[0]].image, suite.prove, progress])],
+                # the image as a file_dep: doit builds it first (it is a target of the image's task)
+                "file_dep": sorted({str(specs[m].image_stamp) for m in members if specs[m].image_stamp}),
                 "task_dep": [f"gen:{tier}/{m}" for m in members],
                 "uptodate": [(_batch_current, [files])],
                 "doc": f"prove the stale ones of {len(members)} {tier} tasks together (run by gen)",
@@ -465,7 +308,7 @@ def task_gen():
             }
             yield {
                 "basename": "prove", "name": f"{tier}/{spec.name}",
-                "actions": [(_prove, [tier, spec.name, spec.image, suite.prove])],
+                "actions": [(_prove, [tier, spec.name, spec.image, suite.prove, progress])],
                 "file_dep": [render] + ([spec.image_stamp] if spec.image_stamp else []),
                 "targets": [proof],
                 "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
@@ -474,19 +317,21 @@ def task_gen():
                 "doc": f"prove {spec.name}",
             }
             proofs.append(proof)
-            stale += _stale(render, proof, spec.image_stamp or render)
-        _progress[tier] = Progress(stale)
+            progress.total += _stale(render, proof, spec.image_stamp or render)
         strict = _flag("strict")
         yield {
-            "basename": "gen", "name": tier,
+            "basename": "publish", "name": tier,
             "actions": [(_publish, [tier, selection.every, strict, selection.settings])],
             "file_dep": proofs,
             "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
             "targets": [suite.manifest_path],
             "uptodate": [config_changed({"strict": strict, "tasks": selection.every, "selection": selection.settings}),
                          (_manifest_current, [str(suite.manifest_path), str(suite.build_dir)])],
-            "doc": f"render, prove and publish the {tier} tier",
+            "doc": f"publish the {tier} tier's proven tasks (run by gen)",
         }
+        # the summary, also after a gen with nothing to do; its line is the summary alone (rules.loader.Reporter)
+        yield {"basename": "gen", "name": tier, "actions": [(_summary, [tier])], "task_dep": [f"publish:{tier}"],
+               "uptodate": [False], "meta": {"quiet": True}, "doc": f"render, prove and publish the {tier} tier"}
 
 
 def _manifest_current(manifest: str, build_dir: str) -> bool:
@@ -532,7 +377,7 @@ def task_evaluate():
 
     ``doit evaluate predictions=FILE`` (or ``predictions=gold`` / ``predictions=empty``; ``suite=`` picks the
     tier); writes evals/<tier>/evaluations/<name>/ (logs, results.json)."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     return {"actions": [(_evaluate, [get_var("suite"), get_var("predictions"), get_var("dataset")])],
             "uptodate": [False], "verbosity": 2}
@@ -555,7 +400,7 @@ def _scenarios(tier: str) -> None:
 
 def task_scenarios():
     """List a tier's published tasks with their group labels, test count and status (``suite=NAME``)."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     return {"actions": [(_scenarios, [tier])], "verbosity": 2, "uptodate": [False]}
@@ -563,7 +408,6 @@ def task_scenarios():
 
 # ---- run and report (agents, trials, report) ----
 
-import time  # noqa: E402
 
 
 def _agents() -> tuple[dict, str | None]:
@@ -574,12 +418,6 @@ def _agents() -> tuple[dict, str | None]:
         return load_agents(), None
     except ConfigError as exc:
         return {}, str(exc)
-
-
-def _settings_given(agents: dict) -> dict[str, str]:
-    """The setting values given on the command line (``model=X``), by setting name."""
-    names = {s.name for a in agents.values() for s in a.settings}
-    return {n: get_var(n) for n in names if get_var(n)}
 
 
 def _runs(tier: str, agents: dict) -> dict:
@@ -599,38 +437,6 @@ def _runs(tier: str, agents: dict) -> dict:
     return out
 
 
-def _settings_unused(names: list[str], agents: dict) -> str | None:
-    """Why the settings given on the command line do not fit the agents ``names`` (all known): a setting none of
-    them declares (``agent=noop model=X``) would be dropped without a word, and the run would not be the one
-    asked for. None when every given setting is one of theirs."""
-    held = {s.name for n in names for s in agents[n].settings}
-    extra = sorted(set(_settings_given(agents)) - held)
-    if not extra:
-        return None
-    theirs = ", ".join(sorted(held)) or "none"
-    return (f"{', '.join(f'{e}=' for e in extra)} is not a setting of {' or '.join(repr(n) for n in names)} "
-            f"(its settings: {theirs}); leave it out, or pick an agent that declares it")
-
-
-def _agent_problem(name: str, agents: dict, runs: dict, problem: str | None, settings: bool = True) -> str | None:
-    """Why ``agent=name`` cannot run here (a broken agents.toml, an unknown agent, a setting given that the
-    agent does not declare (unless not ``settings``), a setting or a variable without a value)."""
-    if problem:
-        return problem
-    if name not in agents:
-        return f"unknown agent {name!r}; agents defined in evals/agents.toml: {', '.join(sorted(agents))}"
-    unused = _settings_unused([name], agents) if settings else None
-    if unused:
-        return unused
-    if isinstance(runs[name], str):
-        return runs[name]
-    try:
-        runs[name][0].environment()
-    except ConfigError as exc:
-        return str(exc)
-    return None
-
-
 def _published(tier: str) -> list[str]:
     """The names of the tier's published tasks (manifest status kept or free, task folder present)."""
     suite = load_suite(tier)
@@ -642,9 +448,11 @@ def _published(tier: str) -> list[str]:
 
 def _definition_stamp(agent, run: str) -> Path:
     """Write the definition of ``agent`` (with its settings' values) to ``.lab/agents/<run>.json`` when it
-    changed; return the path (the file_dep that redoes a run's trials exactly when its definition changes)."""
+    changed and the command runs tasks (``doit list`` writes nothing); return the path (the file_dep that redoes
+    a run's trials exactly when its definition changes)."""
     path = STATE / "agents" / f"{run}.json"
-    write_json(path, agent.definition(), only_if_changed=True)
+    if cli.current().runs_tasks:
+        write_json(path, agent.definition(), only_if_changed=True)
     return path
 
 
@@ -712,7 +520,7 @@ def _agent_bases() -> dict[str, str]:
 def task_agent_image():
     """Build each agent's image: ``agent_image:<agent>`` FROM the grader image, and ``agent_image:<agent>@<env>``
     FROM each environment image a tier's published tasks run in (so the agent can run their tests)."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules.sandbox import image_id_quick
 
@@ -747,7 +555,7 @@ def task_service_image():
 
     Built FROM the Debian base image:
     ``service_image:service-<name>-<digest>``; agents that declare the same service share one image."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules import images
 
@@ -788,23 +596,6 @@ def _backend() -> tuple[str, str | None]:
         raise SystemExit("backend=ray needs cluster=HOST:PORT, the head node's address "
                          "(README.md, Running on a cluster)")
     return name, cluster if name != "local" else None
-
-
-def _whole(name: str, default: int) -> int:
-    raw = get_var(name, default)
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = 0
-    if value < 1:
-        raise SystemExit(f"{name}={raw}: give a whole number, 1 or more")
-    return value
-
-
-def _asked(basename: str) -> list[str]:
-    """The ``<basename>:<name>`` arguments of this command line (doit keeps the positional arguments nowhere a
-    creator can read, so they come from ``sys.argv``)."""
-    return [a.split(":", 1)[1] for a in sys.argv[1:] if a.startswith(f"{basename}:") and "=" not in a]
 
 
 def _step_action(fn, args: list):
@@ -855,7 +646,7 @@ def task_eval():
     (trials on a Ray cluster; ``jobs=N`` trials in flight), and the tier's own variables (``tries=N``,
     ``attempts=N``: README.md). A trial whose result is an ``error`` runs again next time; one whose grading
     alone changed (check.sh, grader image, grading limits) is re-graded without the agent."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     ctx = _eval_context(tier)
@@ -870,26 +661,6 @@ def task_eval():
             yield {"name": asked, "doc": "an unknown agent, run or trial",
                    "actions": [(_fail, [_unknown_eval(asked, ctx.agents, ctx.runs, ctx.problem, ctx.tasks,
                                                       ctx.suite.runs_dir)])]}
-
-
-def _unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, tasks: list[str],
-                  runs_dir: Path) -> str:
-    """The one line for ``doit eval:<asked>`` when no such agent, run or trial exists: the known agents and
-    runs (this command's and those with results)."""
-    if problem:
-        return problem
-    here = {f[1] for f in runs.values() if not isinstance(f, str)}
-    on_disk = {p.name for p in runs_dir.glob("*") if p.is_dir()} if runs_dir.is_dir() else set()
-    run, _, trial = asked.partition("/")
-    if trial and run in here:
-        if not tasks:
-            return f"eval:{asked}: no published tasks yet; run `doit gen:{Path(runs_dir).parent.name}` first"
-        return (f"eval:{asked}: run {run!r} has no trial {trial!r}; its trials are eval:{run}/<task> for the "
-                f"{len(tasks)} published tasks (`doit scenarios` lists them), <task>@<k> with repeat=N")
-    other = sorted((here | on_disk) - set(agents))
-    return (f"eval:{asked}: unknown agent or run {run!r}; agents (evals/agents.toml): "
-            f"{', '.join(sorted(agents)) or 'none'}" + (f"; other runs: {', '.join(other)}" if other else "")
-            + " (an agent with settings takes them on the command line: eval:<agent> model=NAME)")
 
 
 def _regrade(tier: str, agent: str | None):
@@ -910,7 +681,7 @@ def task_regrade():
     Every stored trial of ``agent=NAME`` is graded with the grader image as it is now (``doit image``
     rebuilds it) and the tasks' check.sh, without running the agent (``suite=`` picks the tier); results are
     rewritten with ``graded.regraded`` true."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
@@ -928,7 +699,7 @@ def _report(tier: str) -> None:
 
 
 def _fail(message: str):
-    return TaskFailed(message)
+    return Refused(message)
 
 
 def task_report():
@@ -936,7 +707,7 @@ def task_report():
 
     ``agent=NAME`` (with its settings, e.g. ``model=X``)
     first runs that agent's trials (so ``doit run agent=NAME`` runs, then reports)."""
-    if _TIER_STEPS_ONLY:
+    if _tier_steps_only():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     agent = get_var("agent")
@@ -947,6 +718,8 @@ def task_report():
                                     "was run"])]
     elif agent or get_var("agents"):
         task.update(_report_run(tier, agent))
+    if task["actions"] and task["actions"][0][0] is _fail:
+        task["meta"] = {"quiet": True}  # the refusal's one line is all it prints
     return task
 
 

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fixture_upstream import make_upstream  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).resolve().parent / "agents.toml"  # lab's shipped agents; evals/agents.toml is the user's
 
 
 def docker_available() -> bool:
@@ -50,9 +51,7 @@ def write_suite(home: Path, upstream: Path, languages=("go", "javascript", "pyth
         f'upstream = "{upstream}"\nref = "main"\nlanguages = [{langs}]\nsample = {sample}\n'
         f'\n[prove]\ncpus = 1.0\nmemory = "2g"\npids = 512\ntimeout = {timeout}\n'
     )
-    agents = PROJECT / "evals" / "agents.toml"
-    if agents.exists():
-        shutil.copy(agents, home / "evals" / "agents.toml")
+    shutil.copy(AGENTS, home / "evals" / "agents.toml")
 
 
 @pytest.fixture
@@ -66,8 +65,9 @@ def lab_home(tmp_path, upstream) -> Path:
 class DoitResult:
     """A finished ``doit`` run: exit code, stdout, stderr, and which tasks ran.
 
-    doit's default reporter starts a line with ``.  `` for a task it executes and ``-- `` for one that is up
-    to date. (Its JSON reporter was not used: on a fresh dep file it exited 3 with no output here.)
+    lab's reporter (rules/loader.py) starts a line with ``.  `` for a task it executes and prints none for one
+    that is up to date (``skipped`` is filled only with ``-r console``). (doit's JSON reporter was not used: on
+    a fresh dep file it exited 3 with no output here.)
     """
 
     def __init__(self, proc: subprocess.CompletedProcess):
@@ -81,10 +81,11 @@ class DoitResult:
 
 
 def run_doit(home: Path, *args: str, timeout: float = 1500) -> DoitResult:
-    """Run ``doit ARGS`` on the project's dodo.py with LAB_HOME=home."""
+    """Run ``doit ARGS`` on the project's dodo.py with LAB_HOME=home, started in the project folder (whose
+    pyproject.toml selects lab's task loader)."""
     env = {**os.environ, "LAB_HOME": str(home)}
     proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args],
-                          cwd=home, env=env, capture_output=True, text=True, timeout=timeout)
+                          cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout)
     return DoitResult(proc)
 
 

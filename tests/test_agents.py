@@ -12,11 +12,11 @@ from rules.agents import (AgentError, add_usage, aider_usage, get_agent, load_ag
                           read_usage_file, run_id, slug)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, PROJECT, run_doit  # noqa: E402
 
 
 def test_builtin_agents_are_noop_and_aider():
-    agents = load_agents(PROJECT / "evals" / "agents.toml")
+    agents = load_agents(AGENTS)
     assert {"noop", "aider"} <= set(agents)
     assert agents["noop"].network == "none" and agents["noop"].command == ("true",)
     aider = agents["aider"]
@@ -103,15 +103,16 @@ def _home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     (home / "evals" / "aider").mkdir(parents=True)
     (home / "evals" / "aider" / "suite.toml").write_text('upstream = "x"\nref = "main"\nlanguages = ["python"]\n')
-    shutil.copy(PROJECT / "evals" / "agents.toml", home / "evals" / "agents.toml")
+    shutil.copy(AGENTS, home / "evals" / "agents.toml")
     return home
 
 
 def test_doit_run_with_an_unknown_agent_or_a_missing_variable_says_what_is_needed(tmp_path, monkeypatch):
     home = _home(tmp_path)
     res = run_doit(home, "agent=tomo", timeout=120)  # doit's `run` command is the default one
-    assert res.code != 0 and ("agent=tomo: unknown agent 'tomo'; agents defined in evals/agents.toml: aider, aider-local, noop; "
-                              "nothing was run") in res.stdout + res.stderr
+    said = res.stdout + res.stderr
+    assert res.code != 0 and said.strip() == ("agent=tomo: unknown agent 'tomo'; agents defined in evals/agents.toml: "
+                                              "aider, aider-local, noop; nothing was run"), said
     monkeypatch.delenv("AIDER_MODEL", raising=False)
     res = run_doit(home, "agent=aider", timeout=120)
     assert res.code != 0 and ("agent 'aider' needs a value for its setting(s) model (model: give model=VALUE on "
@@ -175,7 +176,7 @@ def test_two_models_are_two_runs_with_their_own_digest_folder_and_label(tmp_path
 
 
 def test_an_agent_without_settings_keeps_its_definition_and_run():
-    noop = load_agents(PROJECT / "evals" / "agents.toml")["noop"]
+    noop = load_agents(AGENTS)["noop"]
     assert "settings" not in noop.definition() and noop.resolve({"model": "m"}, {}).digest == noop.digest
     assert (noop.run, noop.label) == ("noop", "noop")
 
@@ -214,7 +215,7 @@ def test_unknown_variables_are_named_with_the_known_ones(tmp_path):
 
 
 def test_a_variable_given_twice_stops_the_command():
-    from rules.tasks import check_repeated
+    from rules.cli import check_repeated
 
     check_repeated(["run", "agent=noop", "langs=go,python", "--verbosity=2"])
     with pytest.raises(SystemExit, match="langs= is given 2 times \\('go', 'python'\\)"):
@@ -258,3 +259,13 @@ def test_every_passed_through_variable_is_kept_out_of_logs_whatever_its_name():
     assert set(hidden) == {"HF_ACCESS", "MODEL_SK", "OTHER_TOKEN"}  # env_set values (a model's name) are kept
     text = _redact("value is hf_abcdefgh1234 sk-zzzz9999 tok-1234 on gpt-4o", hidden)
     assert text == "value is *** *** *** on gpt-4o"
+
+
+def test_no_test_reads_the_users_own_agents_toml():
+    """A newcomer who added a `tomo` table to evals/agents.toml (README, Adding an agent) saw this file's tests
+    fail: they read that file. Tests read tests/agents.toml, lab's shipped agents."""
+    here = Path(__file__).resolve().parent
+    needle = " / ".join(["PROJECT", '"evals"', '"agents.toml"'])  # spelled so that this file does not hold it
+    readers = [p.name for p in sorted(here.glob("*.py")) if needle in p.read_text()]
+    assert readers == [], f"these read the user's evals/agents.toml: {readers}"
+    assert {"noop", "aider", "aider-local"} <= set(load_agents(AGENTS))

@@ -349,7 +349,7 @@ def node_containers(agent: str, tmp: Path) -> list[str]:
 
 
 def doit_on(home: Path, env: dict, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=home,
+    return subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=PROJECT,
                           env={**env, "LAB_HOME": str(home)}, capture_output=True, text=True, timeout=timeout)
 
 
@@ -405,7 +405,7 @@ def test_a_node_removed_mid_run_still_gives_every_result(ray_cluster, homes):
     home = homes[1]
     cmd = [sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "eval:nap", "backend=ray",
            f"cluster={c.address}", "jobs=4"]
-    proc = subprocess.Popen(cmd, cwd=home, env={**env, "LAB_HOME": str(home)}, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=PROJECT, env={**env, "LAB_HOME": str(home)}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300

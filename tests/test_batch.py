@@ -248,6 +248,10 @@ def test_gen_proves_a_track_in_batches_and_a_change_reproves_only_itself(tmp_pat
     assert first.code == 0, first.stderr[-3000:] + first.stdout[-3000:]
     assert first.executed("batch:") == {"batch:aider/python-1", "batch:aider/javascript-1"}
     assert first.executed("prove:") == {f"prove:aider/{k.replace('/', '-')}" for k in keys}
+    order = [line[3:].strip() for line in first.stdout.splitlines() if line.startswith(".  ")]
+    assert order.index("image:grader") < min(order.index(b) for b in first.executed("batch:")), \
+        "a batch waits for its image (it ran first, and its tasks were proven alone)"
+    assert not [line for line in (first.stdout + first.stderr).splitlines() if "missing" in line and "alone" in line]
     build = home / ".lab/build/aider"
     proof = {k: json.loads((build / k.replace("/", "-") / "proof.json").read_text()) for k in keys}
     assert {k for k, p in proof.items() if "batch" in p} == {"python/hello", "python/twice", "javascript/hello",
@@ -260,6 +264,9 @@ def test_gen_proves_a_track_in_batches_and_a_change_reproves_only_itself(tmp_pat
 
     again = run_doit(home, "gen:aider", "all=1", "jobs=1")
     assert again.code == 0 and again.executed("prove:") == set() and again.executed("batch:") == set()
+    said = again.stdout.splitlines()
+    assert [s for s in said if s.startswith("tier aider: ")] and not [s for s in said if s.startswith("-- ")], said
+    assert not [s for s in said if s.startswith(".  ") and s != ".  pull:aider"], "a no-op gen: its summary alone"
 
     test = up / "python/exercises/practice/twice/twice_test.py"
     test.write_text(test.read_text() + "\n    def test_four(self):\n        self.assertEqual(double(2), 4)\n")

@@ -86,7 +86,7 @@ def test_progress_is_shown(full_tier):
 
 def test_scenarios_lists_published_tasks(full_tier):
     home, _ = full_tier
-    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "scenarios"], cwd=home,
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "scenarios"], cwd=PROJECT,
                           env={**os.environ, "LAB_HOME": str(home)}, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "python-ledger" in proc.stdout and "free" in proc.stdout and "python-slow" not in proc.stdout
@@ -155,6 +155,7 @@ def test_nothing_changed_means_nothing_runs(quick_home):
     again = run_doit(home, "gen:aider", "all=1")
     assert again.code == 0
     assert again.executed("gen:") == set() and again.executed("prove:") == set()
+    assert "\ntier aider: " in "\n" + again.stdout and "-- " not in again.stdout, "its summary, no line per task"
 
 
 def test_upstream_change_reproves_only_that_exercise(quick_home):

@@ -1,4 +1,4 @@
-"""One lab command that runs tasks at a time in a lab home (``rules.tasks.hold_home``)."""
+"""One lab command that runs tasks at a time in a lab home (``rules.cli.hold_home``)."""
 from __future__ import annotations
 
 import os
@@ -28,7 +28,7 @@ def test_a_second_command_in_one_home_is_refused_while_one_runs_and_runs_after(l
         assert res.code != 0 and "another lab command is running in this home" in said, said[-2000:]
         assert "pid 4242, `doit run agent=tomo`" in said and "nothing was run" in said
         assert not (lab_home / "evals" / "aider" / "report.md").exists()
-        listed = subprocess.run([sys.executable, "-m", "doit", "list", "-f", str(PROJECT / "dodo.py")], cwd=lab_home,
+        listed = subprocess.run([sys.executable, "-m", "doit", "list", "-f", str(PROJECT / "dodo.py")], cwd=PROJECT,
                                 env={**os.environ, "LAB_HOME": str(lab_home)}, capture_output=True, text=True,
                                 timeout=300)  # `doit list` runs no task: never refused
         assert listed.returncode == 0 and "gen" in listed.stdout, listed.stdout[-2000:] + listed.stderr[-2000:]
@@ -38,3 +38,32 @@ def test_a_second_command_in_one_home_is_refused_while_one_runs_and_runs_after(l
     res = run_doit(lab_home, "report", timeout=300)  # the holder is gone: the kernel dropped its lock
     assert "another lab command" not in res.stdout + res.stderr
     assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+
+
+def _tree(home) -> list[str]:
+    return sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+
+
+def test_commands_that_run_no_task_take_no_lock_and_make_nothing(lab_home):
+    """`doit list`, `doit help` and `doit info` made .lab/, wrote the agents' definition stamps and parsed the
+    command line by hand when dodo.py was imported; lab's loader now does its part only for a command that runs
+    tasks."""
+    before = _tree(lab_home)
+    for args in (["list", "--all"], ["help"], ["help", "gen"], ["list", "agent=noop"]):
+        res = run_doit(lab_home, *args, timeout=300)
+        assert res.code == 0, (args, res.stdout[-2000:] + res.stderr[-2000:])
+    res = run_doit(lab_home, "info", "report", timeout=300)  # exits 1: the report is never up to date
+    assert "report" in res.stdout and "Traceback" not in res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
+    assert _tree(lab_home) == before, "no .lab/, no lock, no stamp"
+    res = run_doit(lab_home, "report", timeout=300)  # runs a task: lock, and doit's database on disk
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert (lab_home / ".lab" / "doit.sqlite3").stat().st_size > 0 and (lab_home / ".lab" / "home.lock").is_file()
+
+
+def test_doit_started_outside_the_lab_folder_says_where_to_start_it(lab_home):
+    """doit reads its [tool.doit] table (which selects lab's loader) from the folder it starts in; elsewhere it
+    would load dodo.py without lab's checks and lock, so dodo.py stops it with one line."""
+    res = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "report"], cwd=lab_home,
+                         env={**os.environ, "LAB_HOME": str(lab_home)}, capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0 and f"run doit in the lab folder ({PROJECT})" in res.stderr, res.stderr[-2000:]
+    assert not (lab_home / ".lab").exists()

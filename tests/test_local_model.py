@@ -18,14 +18,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, run_doit  # noqa: E402
 from test_trial import TASKS, make_tier  # noqa: E402
 
 from rules.agents import AgentError, load_agents, parse_agent  # noqa: E402
 from rules.services import parse_service  # noqa: E402
 
 docker = pytest.mark.docker
-AGENTS = PROJECT / "evals" / "agents.toml"
 
 
 def local_table() -> dict:

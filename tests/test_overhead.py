@@ -33,26 +33,24 @@ def test_files_below_lists_what_os_walk_lists(tmp_path):
     assert files_below(tmp_path / "missing") == [] == _walked(tmp_path / "missing")
 
 
-@pytest.mark.parametrize("argv, only", [
-    (["gen:aider", "all=1"], True),
-    (["-f", "/x/dodo.py", "gen:aider", "langs=go", "limit=5"], True),
-    (["run", "gen:aider", "prove:aider/go-bowling", "-n", "2"], True),
-    (["pull", "image:grader", "--file=/x/dodo.py", "-n2", "-a"], True),
-    (["gen", "env:swe/x", "batch:aider/python-0"], True),
-    ([], False),  # the default tasks (the report)
-    (["agent=noop"], False),  # `doit run agent=noop`: the report, after the agent's trials
-    (["run", "agent=noop"], False),
-    (["gen:aider", "report"], False),
-    (["eval:noop"], False),
-    (["list"], False),
-    (["info", "gen:aider"], False),
-    (["forget", "gen:aider"], False),
-    (["--some-new-option", "gen:aider"], False),  # unknown: its value could be a task name
+@pytest.mark.parametrize("name, targets, only", [
+    ("run", ["gen:aider"], True),
+    ("run", ["gen:aider", "prove:aider/go-bowling"], True),
+    ("run", ["pull", "image:grader"], True),
+    ("run", ["gen", "env:swe/x", "batch:aider/python-0", "publish:aider"], True),
+    ("run", [], False),  # the default tasks (the report), also `doit run agent=noop`
+    ("run", ["gen:aider", "report"], False),
+    ("run", ["eval:noop"], False),
+    ("list", [], False),
+    ("info", ["gen:aider"], False),
+    ("forget", ["gen:aider"], False),
 ])
-def test_tier_steps_only_is_true_only_when_sure(argv, only):
-    from rules.tasks import tier_steps_only
+def test_tier_steps_only_is_true_only_for_a_command_that_runs_tier_steps_alone(name, targets, only):
+    """The targets are doit's own (its loader hands them to rules.cli), so no option of doit's is guessed at."""
+    from rules import cli
 
-    assert tier_steps_only(argv) is only
+    cli.use(cli.Command(name, tuple(targets), {}, runs_tasks=name == "run"))
+    assert cli.tier_steps_only(("pull", "image", "gen", "prove", "env", "batch", "publish")) is only
 
 
 def _shape(root: Path) -> dict[str, tuple]:
@@ -128,9 +126,11 @@ def test_a_gen_command_loads_neither_the_swe_tier_nor_the_trial_modules(tmp_path
     import subprocess
     import sys
 
-    code = ("import sys; sys.argv = ['doit', 'gen:aider', 'all=1']\n"
+    code = ("from rules import cli\n"
+            "cli.use(cli.Command('run', ('gen:aider',), {'all': '1'}, runs_tasks=True))\n"
+            "import sys\n"
             "import rules.tasks as t\n"
-            "assert t._TIER_STEPS_ONLY and t.task_eval() is not None and list(t.task_eval()) == []\n"
+            "assert t._tier_steps_only() and t.task_eval() is not None and list(t.task_eval()) == []\n"
             "assert t.task_report() is None\n"
             "print(sorted(m for m in sys.modules if m in ('rules.swebench', 'rules.swerun', 'rules.trial')))\n"
             "from rules import tiers\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, PROJECT, run_doit  # noqa: E402
 from fixture_upstream import GOOD_PY, STUB_PY, _python, make_upstream, write_exercise  # noqa: E402
 
 docker = pytest.mark.docker
@@ -211,7 +211,7 @@ def make_tier(home: Path) -> None:
     write_json(tier / "manifest.json", {"version": 1, "tier": "aider", "tasks": entries})
     (tier / "suite.toml").write_text('upstream = "none"\nref = "main"\nlanguages = ["python"]\n\n'
                                      '[prove]\ncpus = 1.0\nmemory = "1g"\npids = 256\ntimeout = 60\n')
-    agents = (PROJECT / "evals" / "agents.toml").read_text().replace('network = "bridge"', 'network = "host"')
+    agents = AGENTS.read_text().replace('network = "bridge"', 'network = "host"')
     (home / "evals" / "agents.toml").write_text(agents + TEST_AGENTS)
 
 
@@ -356,7 +356,7 @@ def test_huge_output_is_capped_and_a_huge_work_tree_not_graded(home):
 @docker
 def test_noop_through_doit_passes_only_the_free_task_then_reports(home):
     proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "run", "agent=noop", "jobs=2"],
-                          cwd=home, env={**os.environ, "LAB_HOME": str(home)}, capture_output=True, text=True,
+                          cwd=PROJECT, env={**os.environ, "LAB_HOME": str(home)}, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "[noop] 4/4 done, 1 passing, 0 errors" in proc.stdout, proc.stdout
@@ -374,7 +374,7 @@ def test_resume_after_sigkill_finishes_every_trial_exactly_once(home):
     env = {**os.environ, "LAB_HOME": str(home)}
     cmd = [sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "eval:slow", "jobs=1"]
     runs = home / "evals" / "aider" / "runs" / "slow"
-    proc = subprocess.Popen(cmd, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline and len(list(runs.glob("*/result.json"))) < 2:
         time.sleep(0.2)
@@ -534,7 +534,7 @@ def test_a_stopped_run_removes_its_containers_and_keeps_its_finished_trials(home
     runs = home / "evals" / "aider" / "runs" / "slow"
     for p in runs.glob("*/result.json"):
         p.unlink()
-    proc = subprocess.Popen(cmd, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while time.time() < deadline and not lab_containers(**{"lab.agent": "slow", "lab.pid": str(proc.pid)}):
         time.sleep(0.2)

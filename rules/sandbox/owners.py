@@ -97,7 +97,7 @@ def stopping() -> bool:
 
 def remove_own() -> int:
     """Remove every container this process started (its ``lab.run`` label: boxes, gradings, services, network
-    holders), running or not; how many. For a run that is being stopped (``rules.tasks``: SIGTERM, Ctrl-C): an
+    holders), running or not; how many. For a run that is being stopped (``rules.cli``: SIGTERM, Ctrl-C): an
     agent's container would otherwise run on, and spend, until the next run's ``cleanup``. Does nothing when this
     process never talked to the engine; never raises."""
     global _stopping

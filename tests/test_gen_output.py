@@ -1,0 +1,29 @@
+"""What `doit gen` prints while it proves and at its end (rules.build.Progress, rules.build.summary)."""
+from __future__ import annotations
+
+import io
+
+from rules import build
+
+
+def test_the_eta_clock_starts_at_the_first_proof_not_when_the_tasks_were_made(monkeypatch):
+    """The first gen built the grader image between making the tasks and the first proof, and counted it as
+    proving (`~5861s left` for 18 proofs, seen by a newcomer)."""
+    now = [0.0]
+    monkeypatch.setattr(build.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    progress = build.Progress(out=out)
+    progress.total = 3
+    now[0] = 500.0  # the image build
+    progress.begin()
+    now[0] = 510.0
+    progress.done({"task": "python-hello", "status": "kept", "seconds": 10.0})
+    assert "[prove 1/3] python-hello: kept in 10.0s | kept 1 | 10s elapsed, ~20s left" in out.getvalue(), out.getvalue()
+
+
+def test_the_summary_names_the_row_of_tasks_never_rendered():
+    manifest = {"tier": "aider", "counts": {"kept": 2, "unproven": 5}, "published": 2,
+                "languages": {"?": {"unproven": 5}, "python": {"kept": 2}}, "tasks": []}
+    lines = build.summary(manifest).splitlines()
+    assert lines[1].split() == ["not", "rendered", "5", "unproven"] and lines[2].split() == ["python", "2", "kept"]
+    assert "?" not in build.summary(manifest)
