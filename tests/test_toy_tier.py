@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import AGENTS, run_doit  # noqa: E402
 from fixture_toy import FREE, KEPT, REJECTED, make_toy_home  # noqa: E402
 
 docker = pytest.mark.docker
@@ -32,7 +32,7 @@ def _said(res) -> str:
 def toy_home(tmp_path_factory, grader_image) -> Path:
     """A lab home with only the toy tier and the project's agents, generated and run once by noop."""
     home = tmp_path_factory.mktemp("toy") / "home"
-    make_toy_home(home, PROJECT / "evals" / "agents.toml")
+    make_toy_home(home, AGENTS)
     res = run_doit(home, "gen:toy")
     assert res.code == 0, _said(res)
     res = run_doit(home, "run", "suite=toy", "agent=noop")
