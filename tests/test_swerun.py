@@ -140,6 +140,7 @@ def test_agent_runs_pre_existing_tests_and_never_sees_held_out_ones(home):
     assert row["model_patch"] == "", row["model_patch"][:300]
 
 
+@docker
 def test_tries_other_than_one_are_refused_with_the_reason(home):
     res = run_doit(home, "run", "suite=swe", "agent=noop", "tries=2")
     assert res.code != 0 and "one try per attempt" in res.stdout + res.stderr
