@@ -400,7 +400,8 @@ def _not_environmental(proof: str) -> bool:
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
     from rules.build import publish, summary
 
-    print(summary(publish(load_suite(tier), tasks, strict=strict, selection=selection)))
+    print(summary(publish(load_suite(tier), tasks, strict=strict, selection=selection,
+                          group_keys=TIERS[tier].group_keys)))
 
 
 def _build_env(build) -> None:
@@ -819,7 +820,7 @@ def task_service_image():
 def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
            repeat: int, run: str, backend: str = "local", cluster: str | None = None):
     from rules.backends import BackendError
-    from rules.trial import eval_trial
+    from rules.runs import eval_trial
 
     try:
         eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
@@ -848,7 +849,7 @@ def _backend() -> tuple[str, str | None]:
 def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
     """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use
     (an image rebuild that changes the grader re-grades; one that changes nothing the key holds is nothing)."""
-    from rules.trial import trial_uptodate
+    from rules.runs import trial_uptodate
 
     try:
         return trial_uptodate(tier, agent, task, tries, settings, repeat, run)

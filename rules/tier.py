@@ -9,6 +9,8 @@ A tier turns some source (an upstream benchmark checkout, a dataset of instances
 - ``images(suite, specs)``: the ``ImageSpec`` of each environment image the chosen tasks name that lab builds
   on the tier's behalf (none for a tier whose image another creator builds, such as the aider tier's grader);
 - ``prove(build, image, limits)``: prove the staged render in ``build`` and write its ``proof.json``;
+- ``group_keys``: the names of the labels its tasks carry (``TaskSpec.groups``; written as top-level keys of
+  its records, ``rules.records``);
 - optionally ``batches(suite, specs, jobs)`` (batch name → task names) and ``prove_batch(builds, image, limits)``:
   prove several stale tasks together before their own ``prove`` runs, which then takes the batch's proof.
 
@@ -22,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from rules import aider
 from rules.config import Limits, Suite
+from rules.records import TASK_FORMAT
 
 
 class Rejected(Exception):
@@ -80,10 +84,26 @@ def flag(var: Callable[..., Any], name: str) -> bool:
     return str(var(name, "0")).lower() in ("1", "true", "yes", "on")
 
 
+# tier name → its seam class ("module:class"), imported when first asked for (the swe tier's module is heavy)
+SEAMS = {"aider": "rules.tier:AiderTier", "swe": "rules.swebench:SweTier"}
+
+
+def group_keys(tier: str | None) -> tuple[str, ...]:
+    """The group keys tier ``tier`` declares (its seam's ``group_keys``); () for a record of no tier or of a tier
+    lab has no seam for (its records carry no groups)."""
+    import importlib
+
+    if tier not in SEAMS:
+        return ()
+    module, name = SEAMS[tier].split(":")
+    return tuple(getattr(importlib.import_module(module), name).group_keys)
+
+
 class AiderTier:
     """The aider tier (Exercism exercises, ``rules.aider``) through the seam; one grader image for all tasks."""
 
     name = "aider"
+    group_keys = aider.GROUP_KEYS
 
     def tasks(self, suite: Suite, var: Callable[..., Any]) -> Selection:
         from rules import aider, images
@@ -103,9 +123,9 @@ class AiderTier:
         everything = aider.discover(suite.checkout_dir, suite.languages)
         chosen = aider.select([e for e in everything if e.track in languages], limit)
         stamp = images.stamp_path("grader")
-        specs = [TaskSpec(name=ex.task, groups={"language": ex.track, "exercise": ex.slug},
+        specs = [TaskSpec(name=ex.task, groups=dict(zip(self.group_keys, (ex.track, ex.slug))),
                           deps=tuple(ex.files() + [str(p) for p in aider.templates_for(ex.track)]),
-                          settings={"format": aider.TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
+                          settings={"format": TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
                           source=ex) for ex in chosen]
         return Selection([e.task for e in everything], specs, {"languages": languages, "limit": limit})
 
@@ -124,7 +144,8 @@ class AiderTier:
         from rules import images
         from rules.build import prove_staged
 
-        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"),
+                            group_keys=self.group_keys)
 
     def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
         """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
@@ -150,4 +171,5 @@ class AiderTier:
         from rules import images
         from rules.build import prove_batch_staged
 
-        return prove_batch_staged(builds, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        return prove_batch_staged(builds, image=image, limits=limits, stamp=images.stamp_path("grader"),
+                                  group_keys=self.group_keys)
