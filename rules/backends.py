@@ -216,7 +216,7 @@ def clean_scratch(root: Path | None = None) -> int:
             continue
         base = owner.parent
         if os.path.ismount(base / "scratch"):
-            disk._umount(base / "scratch")
+            disk.umount(base / "scratch")
         shutil.rmtree(base, ignore_errors=True)
         removed += 1
     return removed
