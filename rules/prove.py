@@ -67,9 +67,10 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
     "seconds"}``; ``tests`` is the sorted list of test ids the reference passed (what every later grading must
     see pass).
 
-    ``meta`` is the task's ``task.json``, ``group_keys`` its tier's group keys (copied into the proof). The reference is graded first, with every reported test counted;
-    the stub against the reference's test ids (both graded in one container, ``rules.grade.grade_proof``; the
-    stub's grade counts only when the reference passes). A grading that ran out of time or memory is tried once
+    ``meta`` is the task's ``task.json``, ``group_keys`` its tier's group keys (copied into the proof). The
+    reference is graded first, with every reported test counted; the stub against the reference's test ids
+    (both graded in one container, ``rules.grade.grade_proof``; the stub's grade counts only when the reference
+    passes). A grading that ran out of time or memory is tried once
     more, in a container of its own, after ``retry_pause`` seconds; if it does again, the proof is ``rejected``
     with ``environmental`` set to "timeout" or "out of memory" (lab proves it again next time rather than
     keeping the rejection). Raises SandboxError (an infrastructure problem, not a property of the task).

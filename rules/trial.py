@@ -30,12 +30,15 @@ settings' values, see rules.agents): ``result.json`` (written last, atomically; 
 documented in evals/README.md), ``agent-<try>.log``, ``grade-<try>.log``, ``prompt-<try>.txt`` for follow-up
 prompts, ``out-<try>/`` (small files the agent left in ``/lab/out``), ``work-<try>.tar.gz`` (the work tree
 after the try, as graded: re-grading needs no agent) and ``work.diff`` (``diff -ruN`` of the work tree against
-the stub). Tier-agnostic: a task is a folder with ``task.json`` (``task``, ``language``, ``solution_files``),
-``prompt.txt``, ``setup.sh`` and ``check.sh``.
+the stub); the record is ``rules.records.TrialResult``. Tier-agnostic: a task is a folder with ``task.json``
+(``task``, its tier and groups, ``solution_files``; ``graded``), ``prompt.txt``, ``setup.sh`` and ``check.sh``;
+the work-tree tools are ``rules.worktree``'s.
 
 Whether a stored result still counts is decided in one place, ``trial_state``: ``current``, ``regrade`` (only
 the grading changed: ``check.sh``, the grader image, the grading limits; ``regrade_trial`` grades the kept work
-trees again) or ``rerun`` (anything the agent saw or is changed).
+trees again) or ``rerun`` (anything the agent saw or is changed). ``TrialKind`` is what every kind of trial
+offers the orchestration (``rules.runs``, which runs them through ``rules.backends``: this module imports
+neither); ``Trial`` is one agent's tries, ``rules.swerun.SweTrial`` agents' attempts.
 """
 from __future__ import annotations
 
