@@ -106,7 +106,7 @@ def plain_stubs(tasks: list[Path], jobs: int, image: str) -> tuple[float, list[d
     seconds, one ``{"task", "exit_code", "timed_out", "seconds"}`` per task)."""
     from rules import sandbox
     from rules.config import Limits
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     limits = Limits(cpus=1.0, memory=4 * 1024**3, pids=1024, timeout=600)  # lab's grading limits ([prove])
     scratch = Path(tempfile.mkdtemp(prefix="lab-bench-nvp-"))

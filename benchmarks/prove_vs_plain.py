@@ -72,7 +72,7 @@ def plain_track(builds: list[Path], jobs: int, image: str) -> tuple[float, int, 
     the tasks whose reference did not pass the plain run: a plain run that fails early would flatter it)."""
     from rules import sandbox
     from rules.config import Limits
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     limits = Limits(cpus=1.0, memory=4 * 1024**3, pids=1024, timeout=600)
     scratch = Path(tempfile.mkdtemp(prefix="lab-bench-plain-"))

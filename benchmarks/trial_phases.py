@@ -39,7 +39,7 @@ def main() -> None:
     if "LAB_HOME" not in os.environ:
         sys.exit("trial_phases: set LAB_HOME to a lab home with published tasks")
 
-    from rules import sandbox, trial
+    from rules import runs, sandbox, trial
     from rules.config import STATE, load_suite
 
     suite = load_suite("aider")
@@ -91,7 +91,7 @@ def main() -> None:
     rows: dict[str, list[dict]] = defaultdict(list)
     for r in range(args.rounds):
         for task in tasks:
-            t = trial._make_trial("aider", args.agent, task, args.tries, run="bench-phases")
+            t = runs.make_trial("aider", args.agent, task, args.tries, run="bench-phases")
             t = trial.dataclasses.replace(t, run_dir=bench / "runs" / task, scratch=bench / "scratch" / task)
             clock.clear()
             t0 = time.perf_counter()

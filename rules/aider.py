@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rules.files import files_below
+from rules.records import TaskMeta
 from rules.render import template_files
 
 TIER = "aider"
-TASK_FORMAT = 2  # version of task.json; bump when its fields change meaning
+GROUP_KEYS = ("language", "exercise")  # a task's labels: its track and its exercise's slug
 DOCS = (".docs/introduction.md", ".docs/instructions.md", ".docs/instructions.append.md")
 HIDDEN = (".meta", ".docs", ".approaches", ".articles", ".exercism")  # never laid into a work tree
 
@@ -209,11 +210,9 @@ def render(ex: Exercise) -> Rendered:
         out.task_files[f"workspace/{rel}"] = (p.read_bytes(), _mode(p))
     for src, dst in reference.items():
         out.answer_files[dst] = ((ex.dir / src).read_bytes(), _mode(ex.dir / src))
-    out.meta = {
-        "version": TASK_FORMAT, "tier": TIER, "task": ex.task, "language": ex.track, "exercise": ex.slug,
-        "upstream_path": ex.upstream_path, "solution_files": solution, "test_files": tests,
-        "grader": "grader", "report": track.report,
-    }
-    out.task_files["task.json"] = (
-        (json.dumps(out.meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)
+    meta = TaskMeta(task=ex.task, tier=TIER, groups=dict(zip(GROUP_KEYS, (ex.track, ex.slug))),
+                    solution_files=solution, test_files=tests, report=track.report,
+                    extra={"upstream_path": ex.upstream_path, "grader": "grader"})
+    out.task_files["task.json"] = meta.file()
+    out.meta = meta.to_json()
     return out

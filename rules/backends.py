@@ -44,7 +44,8 @@ from rules import disk, sandbox
 from rules.agents import Agent
 from rules.config import STATE, TEMPLATES, Limits
 from rules.files import read_json, replace_tree, sha256_bytes, write_atomic, write_json
-from rules.trial import TRIAL_FORMAT, Trial, _now, printable, run_trial, trial_folder
+from rules.records import now
+from rules.trial import Trial, run_trial, trial_folder, write_result
 
 BACKENDS = ("local", "ray")
 RECORD_FORMAT = 1  # version of TrialSpec / TrialRecord (the driver and the nodes run the same lab anyway)
@@ -215,7 +216,7 @@ def clean_scratch(root: Path | None = None) -> int:
             continue
         base = owner.parent
         if os.path.ismount(base / "scratch"):
-            disk._umount(base / "scratch")
+            disk.umount(base / "scratch")
         shutil.rmtree(base, ignore_errors=True)
         removed += 1
     return removed
@@ -297,8 +298,7 @@ def write_record(run_dir: Path, record: TrialRecord, backend: str) -> dict:
         if os.path.commonpath([staging.resolve(), dest]) != str(staging.resolve()) or rel.startswith("/"):
             raise BackendError(f"a trial record names a file outside its folder: {rel!r}")
         write_atomic(staging / rel, data)
-    result = printable({**record.result, "backend": {"name": backend, "node": record.node}})
-    write_json(staging / "result.json", result)
+    result = write_result(staging, {**record.result, "backend": {"name": backend, "node": record.node}})
     replace_tree(staging, run_dir)
     return result
 
@@ -306,17 +306,10 @@ def write_record(run_dir: Path, record: TrialRecord, backend: str) -> dict:
 def error_result(t: Trial, message: str, backend: str, node: str = "") -> dict:
     """The result of a trial whose executor never answered (its node died twice, the cluster went away):
     status ``error``, ``error_kind`` "infrastructure" (retried by the next run), no tries."""
-    meta = read_json(t.task_dir / "task.json") or {}
-    now = _now()
-    return {"version": TRIAL_FORMAT, "tier": meta.get("tier"), "task": meta.get("task", t.task_dir.name),
-            "language": meta.get("language"), "exercise": meta.get("exercise"), "agent": t.agent.name,
-            "run": t.run or t.agent.run, "settings": dict(t.agent.values), "label": t.agent.label,
-            "repeat": t.repeat, "status": "error", "passed_try": None, "tries": [], "tries_allowed": t.tries,
-            "error": message, "error_kind": "infrastructure", "tests": {"ran": 0, "passed": 0, "failed": 0},
-            "agent_seconds": 0.0, "grading_seconds": 0.0, "seconds": 0.0, "usage": None, "started": now,
-            "finished": now, "key": None, "graded": None, "notes": [], "backend": {"name": backend, "node": node},
-            "images": {"agent": {"tag": t.agent_image, "id": ""}, "grader": {"tag": t.grader_image, "id": ""}},
-            "toolchains": {}}
+    result = t.new_result(read_json(t.task_dir / "task.json") or {})
+    result.error, result.error_kind, result.finished = message, "infrastructure", now()
+    result.started, result.backend = result.finished, {"name": backend, "node": node}
+    return result.to_json()
 
 
 class Backend:

@@ -21,8 +21,8 @@ from typing import Callable
 from rules.config import Limits, Suite
 from rules.files import read_json, replace_tree, write_if_changed, write_json
 from rules.grade import TESTS_FILE
+from rules.records import MANIFEST_FORMAT, ManifestEntry, Proof, TaskMeta
 
-MANIFEST_FORMAT = 2
 
 
 def stage(build: Path, files: dict[str, tuple[bytes, int]] | None, answers: dict[str, tuple[bytes, int]] | None,
@@ -70,46 +70,50 @@ def proof_inputs(build: Path, *, image: str, limits: Limits, stamp: Path | None)
     return sha256_bytes(b"\0".join(sha256_bytes(x).encode() for x in parts))
 
 
-def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None = None) -> dict:
+def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None = None,
+                 group_keys: tuple[str, ...] = (), prove: Callable[..., dict] | None = None) -> dict:
     """Prove the staged task in ``build`` and write ``proof.json`` atomically; returns the proof record.
 
-    A render that failed becomes a ``rejected`` proof with the render's reason, without any container. With
-    ``stamp`` (the image's stamp file) the proof records its ``inputs`` (``proof_inputs``), and a proof a
-    batch left in ``batch-proof.json`` for exactly these inputs (``prove_batch_staged``) is taken as it is,
-    without a container; any other is ignored and the task proven alone.
-    Raises SandboxError on an infrastructure problem (then no proof is written, and the next run retries).
+    ``prove`` is the tier's proof (``rules.prove.prove`` by default: called with the task and answer folders,
+    ``image``, ``limits``, ``meta``, ``group_keys`` and ``log_dir``); ``group_keys`` are the tier's (copied from
+    the task's meta into the proof). A render that failed becomes a ``rejected`` proof with the render's reason,
+    without any container. With ``stamp`` (the image's stamp file) the proof records its ``inputs``
+    (``proof_inputs``), and a proof a batch left in ``batch-proof.json`` for exactly these inputs
+    (``prove_batch_staged``) is taken as it is, without a container; any other is ignored and the task proven
+    alone. Raises SandboxError on an infrastructure problem (then no proof is written, and the next run retries).
     """
-    from rules.prove import PROOF_FORMAT, prove
+    if prove is None:
+        from rules.prove import prove
 
     render = read_json(build / "render.json")
     meta = render["meta"]
     inputs = proof_inputs(build, image=image, limits=limits, stamp=stamp) if stamp is not None else None
     batched = read_json(build / BATCH_PROOF) if inputs else None
     if render.get("error"):
-        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language"),
-                  "exercise": meta.get("exercise"), "status": "rejected", "reason": render["error"],
-                  "environmental": None, "tests": [], "reference": None, "stub": None, "seconds": 0.0}
+        head = TaskMeta.from_json(meta, group_keys, build / "render.json")
+        record = Proof.of(head, reason=render["error"], seconds=0.0).to_json()
     elif isinstance(batched, dict) and batched.get("inputs") == inputs and isinstance(batched.get("proof"), dict):
         record = batched["proof"]
     else:
         record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta,
-                       log_dir=build / "logs")
+                       group_keys=group_keys, log_dir=build / "logs")
     if inputs:
         record["inputs"] = inputs
-    write_json(build / "proof.json", record)
+    write_json(build / "proof.json", record)  # the one writer of proof.json, for every tier
     (build / BATCH_PROOF).unlink(missing_ok=True)
     return record
 
 
 def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], *, image: str, limits: Limits,
-                       stamp: Path, out=sys.stderr) -> int:
+                       stamp: Path, group_keys: tuple[str, ...] = (), out=sys.stderr) -> int:
     """Prove together, in batches (``rules.prove.prove_batch``), the staged tasks among ``builds`` whose proof
     is not current (its ``inputs`` differ from ``proof_inputs``, or it is missing or environmental) and whose
     track has a batch runner; leave each batch proof in the task's ``batch-proof.json`` with the inputs it
     proved, for ``prove_staged`` to take. ``runner_of(meta)`` gives a rendered task's ``rules.prove.BatchRunner``
     (None: its track proves task by task); a batch holds tasks of one runner. Fewer than two such tasks: nothing is done (a proof of its own costs
     the same). Returns how many tasks got a batch proof; the others are proven alone by ``prove_staged``.
-    Never raises for a batch that could not run (it says so on ``out``): the tasks are then proven alone."""
+    Never raises for a batch that could not run (it says so on ``out``): the tasks are then proven alone.
+    ``group_keys``: the tier's, copied into the proofs."""
     from rules.prove import BATCH_MAX, BatchItem, prove_batch
 
     items, inputs = [], {}
@@ -122,7 +126,7 @@ def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], 
         if isinstance(proof, dict) and proof.get("inputs") == digest and not proof.get("environmental"):
             continue
         inputs[render["meta"]["task"]] = (build, digest)
-        items.append(BatchItem(build / "task", build / "answer", render["meta"], build / "logs"))
+        items.append(BatchItem(build / "task", build / "answer", render["meta"], build / "logs", tuple(group_keys)))
     if len(items) < 2:
         return 0
     start, done = time.monotonic(), 0
@@ -178,76 +182,63 @@ class Progress:
 
 
 def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dict | None = None,
-            groups: tuple[str, ...] = ()) -> dict:
+            group_keys: tuple[str, ...] = ()) -> dict:
     """Publish the proven tasks among ``tasks`` (every task of the tier that still exists upstream) and write
     the manifest; returns it.
 
     Kept and free tasks (free only when not ``strict``) are copied to ``evals/<tier>/tasks/<task>/`` with
     their reference solution in ``evals/<tier>/answers/<task>/``; a task folder whose content is unchanged
     is left alone. Every other folder there is removed. Tasks not yet proven are listed with status
-    ``unproven``. Each entry carries the tier's group labels ``groups`` (``rules.tier.Tier.groups``) from its
-    render's meta, where its proof has none.
+    ``unproven``. Each entry (``rules.records.ManifestEntry``) carries the task's groups (``group_keys``: the
+    tier's); the manifest's ``languages`` counts the statuses per label of the first group key.
     """
-    entries = []
+    entries: list[ManifestEntry] = []
     published: set[str] = set()
     for task in sorted(tasks):
         build = suite.build_dir / task
         proof = read_json(build / "proof.json")
-        render = read_json(build / "render.json") or {}
         if proof is None:
-            meta = render.get("meta", {"task": task})
-            entries.append({"task": task, "language": meta.get("language"), "exercise": meta.get("exercise"),
-                            **_labels(meta, groups),
-                            "status": "unproven", "reason": "not proven yet: run doit gen:<tier> with a selection that includes it"})
+            meta = (read_json(build / "render.json") or {}).get("meta", {"task": task})
+            groups = {k: meta.get(k) for k in group_keys}
+            entries.append(ManifestEntry.unproven(task, groups))
             continue
-        entry = {k: proof.get(k) for k in ("task", "language", "exercise", "status", "reason", "seconds",
-                                          "environmental")}
-        entry.update({k: v for k, v in _labels(render.get("meta") or {}, groups).items() if entry.get(k) is None})
-        ref, stub = proof.get("reference") or {}, proof.get("stub") or {}
-        entry["tests"] = ref.get("ran", 0)
-        entry["test_ids"] = proof.get("tests") or []
-        entry["reference"] = {k: ref.get(k) for k in ("passed", "ran", "passed_tests", "failed_tests", "seconds")} if ref else None
-        entry["stub"] = {k: stub.get(k) for k in ("passed", "ran", "passed_tests", "failed_tests", "seconds")} if stub else None
-        keep = proof["status"] == "kept" or (proof["status"] == "free" and not strict)
-        entry["published"] = keep
-        if proof["status"] == "free" and strict:
-            entry["reason"] = "free task left out by strict=1"
+        proof = Proof.from_json(proof, group_keys, build / "proof.json")
+        keep = proof.status == "kept" or (proof.status == "free" and not strict)
         if keep:
             record = read_json(build / SYNC_RECORD) or {}
-            synced = {"task": _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof)},
+            synced = {"task": _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof.tests)},
                                     record.get("task")),
                       "answer": _sync(build / "answer", suite.answers_dir / task, None, record.get("answer"))}
             write_json(build / SYNC_RECORD, synced, only_if_changed=True)
             published.add(task)
-        entries.append(entry)
+        entries.append(ManifestEntry.of(proof, keep, strict))
     for root in (suite.tasks_dir, suite.answers_dir):
         if root.is_dir():
             for d in root.iterdir():
                 if d.name not in published and not d.name.startswith("."):
                     shutil.rmtree(d) if d.is_dir() else d.unlink()
-    counts = Counter(e["status"] for e in entries)
-    by_lang: dict[str, Counter] = {}
-    for e in entries:
-        by_lang.setdefault(e["language"] or "?", Counter())[e["status"]] += 1
-    manifest = {
-        "version": MANIFEST_FORMAT, "tier": suite.name, "strict": strict, "selection": selection or {},
-        "counts": dict(sorted(counts.items())), "published": len(published),
-        "languages": {k: dict(sorted(v.items())) for k, v in sorted(by_lang.items())},
-        "tasks": entries,
-    }
+    manifest = _manifest(suite, strict, selection, [e.to_json() for e in entries], len(published), group_keys)
     write_json(suite.manifest_path, manifest, only_if_changed=True)
     return manifest
 
 
-def _labels(meta: dict, groups: tuple[str, ...]) -> dict:
-    """The group labels ``groups`` of a task from its render's ``meta`` (None for one it lacks)."""
-    return {k: meta.get(k) for k in groups}
+def _manifest(suite: Suite, strict: bool, selection: dict | None, entries: list[dict], published: int,
+              group_keys: tuple[str, ...]) -> dict:
+    """``manifest.json``'s data: the entries, counts by status and, by the first group's label, ``languages``."""
+    counts = Counter(e["status"] for e in entries)
+    by_group: dict[str, Counter] = {}
+    for e in entries:
+        label = e.get(group_keys[0]) if group_keys else None
+        by_group.setdefault(label or "?", Counter())[e["status"]] += 1
+    return {"version": MANIFEST_FORMAT, "tier": suite.name, "strict": strict, "selection": selection or {},
+            "counts": dict(sorted(counts.items())), "published": published,
+            "languages": {k: dict(sorted(v.items())) for k, v in sorted(by_group.items())}, "tasks": entries}
 
 
-def _tests_json(proof: dict) -> bytes:
-    """A published task's ``tests.json``: the test ids its reference solution passed, which every grading of
-    the task must see pass (rules.grade.expected_tests)."""
-    return (json.dumps({"version": 1, "tests": sorted(proof.get("tests") or [])}, indent=2) + "\n").encode()
+def _tests_json(tests: list[str]) -> bytes:
+    """A published task's ``tests.json``: the test ids its reference solution passed (``tests``), which every
+    grading of the task must see pass (rules.grade.expected_tests)."""
+    return (json.dumps({"version": 1, "tests": sorted(tests or [])}, indent=2) + "\n").encode()
 
 
 SYNC_RECORD = "published.json"  # in a task's build folder: what its last publish found (see _sync)

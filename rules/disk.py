@@ -18,7 +18,8 @@ from typing import Iterator
 FULL_BYTES = 1024 * 1024  # a capped folder with less than this free (or no free inode) counts as full
 
 
-def _umount(folder: Path) -> None:
+def umount(folder: Path) -> None:
+    """Unmount the capped folder ``folder`` (lazily when it is busy: detached now, freed when unused)."""
     if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)  # busy: detach now, free when unused
 
@@ -48,7 +49,7 @@ def capped_folder(folder: Path, size: int) -> Iterator[str | None]:
     folder = Path(folder)
     image = _image(folder)
     if os.path.ismount(folder):
-        _umount(folder)
+        umount(folder)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     reason = why_not(folder)
@@ -81,7 +82,7 @@ def capped_folder(folder: Path, size: int) -> Iterator[str | None]:
         yield reason
     finally:
         if mounted:
-            _umount(folder)
+            umount(folder)
         image.unlink(missing_ok=True)
 
 

@@ -9,10 +9,6 @@ A tier may offer a tool that proves its tasks outside doit (``python -m rules.ti
 """
 from __future__ import annotations
 
-import os
-import shutil
-import stat
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -20,60 +16,17 @@ from pathlib import Path
 from typing import Callable
 
 from rules.config import Limits
-from rules.files import read_json, write_atomic
 from rules.grade import BatchRun, Grade, grade, grade_batch, grade_proof
+from rules.records import Proof, TaskMeta
+from rules.worktree import lay_work_tree
 
-PROOF_FORMAT = 2
 CACHE_VOLUME = "lab-cache-prove"
 
 
-def lay_work_tree(task_dir: Path, work_tree: Path, answer_dir: Path | None = None) -> None:
-    """Run the task's ``setup.sh`` into ``work_tree``; then lay the reference solution from ``answer_dir``
-    over it when given. Raises RuntimeError with setup.sh's output when it fails."""
-    proc = subprocess.run(["sh", str(Path(task_dir) / "setup.sh"), str(work_tree)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"setup.sh failed ({proc.returncode}): {proc.stderr.strip()[:2000]}")
-    if answer_dir is not None:
-        for p in sorted(Path(answer_dir).rglob("*")):
-            if p.is_file():
-                dst = Path(work_tree) / p.relative_to(answer_dir)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(dst, p.read_bytes(), p.stat().st_mode & 0o777)
 
 
-# tiers whose setup.sh only copies the task's workspace/ into the work tree (templates/aider/setup.sh.j2:
-# `cp -R`, no -p): a tree it laid can be copied instead of running it again (the swe tier's runs git)
-SETUP_COPIES = ("aider",)
 
 
-def lay_work_tree_like(task_dir: Path, laid: Path, work_tree: Path) -> None:
-    """Lay ``work_tree`` exactly as ``lay_work_tree(task_dir, work_tree)`` would, given ``laid``, a tree it laid
-    from the same task and nothing changed since: for a task of a tier in ``SETUP_COPIES`` a copy of ``laid``
-    as ``cp -R`` makes one (the same paths, contents, permission bits and symlinks, stored as links; fresh
-    mtimes) without a shell, else its setup.sh again. Raises RuntimeError as ``lay_work_tree`` does."""
-    meta = read_json(Path(task_dir) / "task.json") or {}
-    if meta.get("tier") not in SETUP_COPIES:
-        lay_work_tree(task_dir, work_tree)
-        return
-    laid, work_tree = Path(laid), Path(work_tree)
-    folders = []
-    try:
-        for root, dirs, files in os.walk(laid):
-            dst_root = work_tree / os.path.relpath(root, laid)
-            dst_root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            folders.append((dst_root, os.stat(root).st_mode))
-            for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-                src, dst = os.path.join(root, name), dst_root / name
-                if os.path.islink(src):
-                    os.symlink(os.readlink(src), dst)
-                else:
-                    shutil.copyfile(src, dst)
-                    os.chmod(dst, stat.S_IMODE(os.lstat(src).st_mode))
-        for folder, mode in reversed(folders):  # last: a folder without write permission is filled first
-            os.chmod(folder, stat.S_IMODE(mode))
-    except OSError as exc:
-        raise RuntimeError(f"copying the work tree {laid} to {work_tree} failed: {exc}") from None
 
 
 RUNNER_KILLED = (124, 137)  # `timeout` ran out (124), or the runner was killed (137: its timeout's KILL)
@@ -104,25 +57,23 @@ def _reason(g: Grade) -> str:
 
 
 def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
-          cache_volume: str = CACHE_VOLUME, log_dir: Path | None = None,
+          group_keys: tuple[str, ...] = (), cache_volume: str = CACHE_VOLUME, log_dir: Path | None = None,
           retry_pause: float = ENVIRONMENT_RETRY_PAUSE) -> dict:
-    """Prove one rendered task. Returns the proof record (see evals/README.md, "proof"):
-    ``{"version", "task", "language", "exercise", "status", "reason", "environmental", "tests", "reference",
-    "stub", "seconds"}``; ``tests`` is the sorted list of test ids the reference passed (what every later
-    grading must see pass).
+    """Prove one rendered task. Returns the proof record (``rules.records.Proof``'s data, see evals/README.md,
+    "proof"): ``{"version", "task", <groups>, "status", "reason", "environmental", "tests", "reference", "stub",
+    "seconds"}``; ``tests`` is the sorted list of test ids the reference passed (what every later grading must
+    see pass).
 
-    ``meta`` is the task's ``task.json``. The reference is graded first, with every reported test counted;
-    the stub against the reference's test ids (both graded in one container, ``rules.grade.grade_proof``; the
-    stub's grade counts only when the reference passes). A grading that ran out of time or memory is tried once
+    ``meta`` is the task's ``task.json``, ``group_keys`` its tier's group keys (copied into the proof). The
+    reference is graded first, with every reported test counted; the stub against the reference's test ids
+    (both graded in one container, ``rules.grade.grade_proof``; the stub's grade counts only when the reference
+    passes). A grading that ran out of time or memory is tried once
     more, in a container of its own, after ``retry_pause`` seconds; if it does again, the proof is ``rejected``
     with ``environmental`` set to "timeout" or "out of memory" (lab proves it again next time rather than
     keeping the rejection). Raises SandboxError (an infrastructure problem, not a property of the task).
     """
     start = time.monotonic()
-    # language and exercise are the aider tier's labels; another tier's task.json may have neither
-    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language"),
-              "exercise": meta.get("exercise"), "status": "rejected", "reason": "", "environmental": None,
-              "tests": [], "reference": None, "stub": None}
+    record = Proof.of(TaskMeta.from_json(meta, group_keys, Path(task_dir) / "task.json")).to_json()
 
     def graded(tree: Path, name: str, expected) -> Grade:
         return grade(task_dir, tree, image=image, limits=limits, cache_volume=cache_volume, cache_writable=True,
@@ -184,12 +135,14 @@ BATCH_MAX = 25  # tasks in one batch container at most (a batch that fails costs
 @dataclass
 class BatchItem:
     """One task to prove in a batch: ``task_dir``, ``answer_dir`` (its reference solution), ``meta`` (its
-    task.json) and ``log_dir`` (for reference.log and stub.log; None: no logs)."""
+    task.json), ``log_dir`` (for reference.log and stub.log; None: no logs) and ``group_keys`` (its tier's,
+    copied into its proof)."""
 
     task_dir: Path
     answer_dir: Path
     meta: dict
     log_dir: Path | None = None
+    group_keys: tuple[str, ...] = ()
 
 
 def prove_batch(items: list[BatchItem], runner: BatchRunner, *, image: str, limits: Limits,
@@ -249,10 +202,8 @@ def prove_batch(items: list[BatchItem], runner: BatchRunner, *, image: str, limi
             if not (r_ran and s_ran and r.verdict == "pass" and r_complete and s.verdict == "fail"
                     and (s_complete or runner.isolated) and not environmental(r) and not environmental(s)):
                 continue
-            meta = item.meta
-            out[meta["task"]] = {
-                "version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
-                "exercise": meta["exercise"], "status": "kept", "reason": "", "environmental": None,
-                "tests": r.tests, "reference": r.to_json(), "stub": s.to_json(),
-                "seconds": round(r.seconds + s.seconds, 3), "batch": {"size": m, "seconds": seconds}}
+            head = TaskMeta.from_json(item.meta, item.group_keys, item.task_dir / "task.json")
+            out[head.task] = Proof.of(head, status="kept", tests=r.tests, reference=r.to_json(), stub=s.to_json(),
+                                      seconds=round(r.seconds + s.seconds, 3),
+                                      batch={"size": m, "seconds": seconds}).to_json()
     return out

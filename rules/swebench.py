@@ -35,11 +35,12 @@ from typing import Callable
 
 from rules.config import STATE, Limits, Suite
 from rules.files import read_json, write_atomic, write_json
+from rules.records import Proof, TaskMeta
 from rules.tier import Rejected, Unavailable
+from rules.worktree import lay_work_tree, work_patch
 
 TIER = "swe"
-TASK_FORMAT = 2  # version of task.json (bump when its fields change meaning: every swe task renders again)
-PROOF_FORMAT = 2
+GROUPS = ("repo",)  # a task's labels: the repository of its instance
 IMAGE_PREFIX = "lab/swe-env"
 PYTHON = "/opt/lab/venv/bin/python"
 PRETEST = "pretest.sh"  # a task's script for its pre-existing tests (never a held-out one), run by lab alone
@@ -457,18 +458,21 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout,
     )
     pre_existing = [p for p in files if p in base_files]
-    meta = {
-        "version": TASK_FORMAT, "tier": TIER, "task": inst.id, "language": "python", "exercise": inst.id,
-        "repo": inst.repo, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
-        "image": env.tag, "report": "junit", "test_files": files, "test_patch_files": touched,
-        "gold_files": sorted(gold), "solution_files": [],  # no {files} for the agent: finding them is the task
-        "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
-        "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
-        "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
-        "test_cmd": test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
-        "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
-        "graded": "patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
-    }
+    meta = TaskMeta(
+        task=inst.id, tier=TIER, groups={"repo": inst.repo}, report="junit", test_files=files,
+        solution_files=[],  # no {files} for the agent: finding them is the task
+        test_cmd=test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
+        graded="patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
+        extra={
+            # no group of this tier: kept in task.json only, so the task digests of stored trials still match
+            "language": "python", "exercise": inst.id,
+            "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name, "image": env.tag,
+            "test_patch_files": touched, "gold_files": sorted(gold),
+            "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
+            "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
+            "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
+            "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
+        })
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
     out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
@@ -480,10 +484,10 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         out.task_files[PRETEST] = (out.pretest.encode(), 0o755)
     out.task_files["workspace.tar"] = (tar, 0o644)
     out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
-    out.task_files["task.json"] = ((json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(), 0o644)
+    out.task_files["task.json"] = meta.file()
     for path, data in gold.items():
         out.answer_files[path] = (data, 0o644)
-    out.meta = meta
+    out.meta = meta.to_json()
     return out
 
 
@@ -588,22 +592,21 @@ def _named(ids: list[str], names: dict[str, str]) -> str:
 
 
 def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
-          log_dir: Path | None = None) -> dict:
+          group_keys: tuple[str, ...] = GROUPS, log_dir: Path | None = None) -> dict:
     """Prove one swe task: with the gold patch every FAIL_TO_PASS and PASS_TO_PASS test passes; before it every
     FAIL_TO_PASS test fails and every PASS_TO_PASS one passes. Returns the proof record (the aider tier's
     fields; ``tests`` = the ids every grading must see pass; ``before`` = what the base run showed). Raises
     SandboxError (infrastructure)."""
     from rules.grade import grade
-    from rules.prove import environmental, lay_work_tree
+    from rules.prove import environmental
 
     start = time.monotonic()
     f2p, p2p = list(meta["fail_to_pass"]), list(meta["pass_to_pass"])
     names = meta.get("test_names", {})
     cut = set(meta.get("truncated", []))
     exact = [i for i in f2p + p2p if i not in cut]
-    record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta["language"],
-              "exercise": meta["exercise"], "repo": meta["repo"], "status": "rejected", "reason": "",
-              "environmental": None, "tests": [], "reference": None, "stub": None, "before": None}
+    head = TaskMeta.from_json(meta, group_keys, Path(task_dir) / "task.json")
+    record = Proof.of(head).to_json()  # "before" is written once the base commit ran
     with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
         ref_tree = Path(tmp) / "gold"
         lay_work_tree(task_dir, ref_tree, answer_dir)
@@ -647,19 +650,12 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
 
 
 def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
-    """Prove the staged swe task in ``build`` (``.lab/build/swe/<id>/``) and write ``proof.json``; a render that
-    failed becomes a ``rejected`` proof with its reason, without any container."""
-    render_record = read_json(build / "render.json")
-    meta = render_record["meta"]
-    if render_record.get("error"):
-        record = {"version": PROOF_FORMAT, "task": meta["task"], "language": meta.get("language", "python"),
-                  "exercise": meta.get("exercise", meta["task"]), "repo": meta.get("repo"), "status": "rejected",
-                  "reason": render_record["error"], "environmental": None, "tests": [], "reference": None,
-                  "stub": None, "before": None, "seconds": 0.0}
-    else:
-        record = prove(build / "task", build / "answer", image=image, limits=limits, meta=meta, log_dir=build / "logs")
-    write_json(build / "proof.json", record)
-    return record
+    """Prove the staged swe task in ``build`` (``.lab/build/swe/<id>/``) and write ``proof.json``
+    (``rules.build.prove_staged`` with this tier's ``prove``); a render that failed becomes a ``rejected`` proof
+    with its reason, without any container."""
+    from rules.build import prove_staged as staged
+
+    return staged(build, image=image, limits=limits, group_keys=GROUPS, prove=prove)
 
 
 # ---- predictions in and out (SWE-bench's JSONL: instance_id, model_name_or_path, model_patch) ----
@@ -746,7 +742,6 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     ``empty_patch`` (nothing to apply) or ``error`` (not a published task, a patch that does not apply, or an
     infrastructure failure: never counted as the model's failure to resolve), with ``reason``."""
     from rules.grade import grade
-    from rules.prove import lay_work_tree
     from rules.sandbox import SandboxError
     from rules.upstream import apply_patch
 
@@ -846,18 +841,6 @@ def results_summary(results: dict) -> str:
             f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")
 
 
-def work_patch(task_dir: Path, work_tree: Path) -> str:
-    """An agent's work as a patch: the diff from the task's base tree (laid afresh by its setup.sh) to the files
-    of ``work_tree``; the agent's own ``.git`` is never read. Empty when the agent changed nothing."""
-    from rules.prove import lay_work_tree
-    from rules.upstream import diff_against
-
-    with tempfile.TemporaryDirectory(prefix="lab-base-") as tmp:
-        base = Path(tmp) / "base"
-        lay_work_tree(Path(task_dir), base)
-        return diff_against(base, work_tree)
-
-
 def write_predictions(suite: Suite, name: str, model: str, patches: dict[str, str]) -> Path:
     """Write ``evals/swe/predictions/<name>.jsonl`` in SWE-bench's format (one record per instance, sorted:
     ``instance_id``, ``model_name_or_path`` = ``model``, ``model_patch``); returns its path."""
@@ -952,7 +935,7 @@ def pretest_baseline(pretest_dir: Path, task_dir: Path, *, image: str, limits: L
     Raises SandboxError, also when the run ran out of time or memory (the machine's doing, not the base's: a
     baseline cut short would let later attempts break the tests it never saw pass)."""
     from rules.grade import grade
-    from rules.prove import environmental, lay_work_tree
+    from rules.prove import environmental
     from rules.sandbox import SandboxError
 
     with tempfile.TemporaryDirectory(prefix="lab-pretest-") as tmp:
@@ -989,7 +972,6 @@ def measure(task_dir: Path, work_tree: Path, n: int, agent: str,
     pre-existing tests are measured on the patch laid on a fresh base, the tree the held-out grading and a
     prediction of it see, never on the work tree itself: files the patch leaves out (those the work tree's own
     ``.gitignore`` hides, byte code) must not make an attempt look plausible."""
-    from rules.prove import lay_work_tree
     from rules.upstream import apply_patch
 
     patch = work_patch(task_dir, work_tree)
@@ -1024,7 +1006,6 @@ def run_attempts(task_dir: Path, agents: list[tuple[str, Callable[[Path, int], N
     1..``attempts``, each from a fresh work tree laid by the task's setup.sh, cycling through ``agents`` (name,
     run(work_tree, attempt)). Returns ``{"attempts": [outcomes], "chosen": index, "plausible": bool, "agent",
     "patch"}`` (``choose``). An agent that raises is an attempt with that problem as its edit outcome."""
-    from rules.prove import lay_work_tree
 
     if not agents or attempts < 1:
         raise ValueError("give at least one agent and one attempt")

@@ -41,17 +41,18 @@ from rules import sandbox, swebench
 from rules.agents import Agent
 from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json
-from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, _fresh, _now, _template_digest, announce,
-                         current_grader_id, kept_work, printable, regrade_trial, settle, stored_result,
-                         summary_line, task_digest, trial_folder, trial_state, unpack_work)
+from rules.records import SWE_TRIAL_FORMAT, SweResult, now
+from rules.runs import eval_kind, trial_for
+from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, TrialKind, current_grader_id, kept_work,
+                         regrade_trial, stored_result, summary_line, task_digest, template_digest, trial_folder)
 from rules.upstream import patch_bytes
+from rules.worktree import fresh_folder, unpack_work
 
-SWE_TRIAL_FORMAT = 1  # version of a swe trial's result.json and of its key
 TIER = swebench.TIER
 
 
 @dataclass(frozen=True)
-class SweTrial:
+class SweTrial(TrialKind):
     """What one swe trial needs: the ``agents`` (with their settings' values) taking turns, the task folder,
     the record folder (``run_dir``), a scratch folder, the task's environment ``image`` (the agents' images are
     built FROM it and it grades), the grading limits, the number of ``attempts``, the run id and the repeat."""
@@ -66,9 +67,16 @@ class SweTrial:
     run: str = ""
     repeat: int = 1
 
+    FORMAT = SWE_TRIAL_FORMAT
+
     @property
     def grader_image(self) -> str:
+        """The environment image: it grades."""
         return self.image
+
+    @property
+    def label(self) -> str:
+        return run_of(list(self.agents), self.attempts)[1]
 
     def agent_for(self, n: int) -> Agent:
         """The agent that makes attempt ``n`` (1-based): the agents take turns."""
@@ -87,14 +95,41 @@ class SweTrial:
         grading files, each agent's definition and image template, and the attempts."""
         return {"task_digest": task_digest(self.task_dir, without=GRADING_FILES),
                 "agents": [a.digest for a in self.agents],
-                "image_digests": [_template_digest(a) for a in self.agents], "attempts": self.attempts}
+                "image_digests": [template_digest(a) for a in self.agents], "attempts": self.attempts}
 
     def grade_key(self, grader_id: str) -> dict:
         """What the held-out grading depends on: check.sh, the environment image's id, the grading limits."""
         return self.attempt(1).grade_key(grader_id)
 
-    def key(self, grader_id: str) -> dict:
-        return {"format": SWE_TRIAL_FORMAT, "run": self.run_key(), "grade": self.grade_key(grader_id)}
+    def kept(self, result: dict) -> bool:
+        """Whether every attempt of the stored ``result`` has its record and its work trees kept."""
+        stored = _attempt_results(result, self.run_dir)
+        return bool(stored) and all(isinstance(x, dict) and x.get("tries") and kept_work(x, self.run_dir / a["folder"])
+                                    for x, a in zip(stored, result.get("attempts") or []))
+
+    def perform(self, run_one: Callable[[Trial], dict]) -> dict:
+        """``run_swe_trial``, each attempt run through ``run_one``."""
+        return run_swe_trial(self, run_one)
+
+    def regrade(self, result: dict, grader_id: str) -> dict | None:
+        """``regrade_swe_trial`` of the stored ``result``."""
+        return regrade_swe_trial(self, result, grader_id)
+
+    def run_record(self) -> dict:
+        """The run folder's ``run.json`` (``run_record``)."""
+        return run_record(list(self.agents), self.attempts, self.run)
+
+    def summary(self, result: dict, how: str) -> str:
+        """The trial's line: the chosen attempt, and whether it was plausible or the least bad."""
+        chosen = (f", chosen attempt {result['chosen'] + 1} of {len(result['attempts'])}"
+                  f" ({'plausible' if result.get('plausible') else 'least bad'})"
+                  if result.get("chosen") is not None else "")
+        return summary_line(result) + chosen + (" (re-graded, no agent ran)" if how == "regraded" else "")
+
+    def after(self, result: dict) -> None:
+        """The run's predictions are written again after each trial of its first repeat."""
+        if self.repeat == 1:
+            write_run_predictions(load_suite(TIER), self.run)
 
 
 def run_of(agents: list[Agent], attempts: int) -> tuple[str, str]:
@@ -135,12 +170,7 @@ def state(result: dict | None, st: SweTrial, grader_id: str | None = None) -> st
     """Whether the stored ``result`` still counts as ``st``'s: ``"current"`` (it finished with this key),
     ``"regrade"`` (only the held-out grading changed: check.sh, the image's id, the limits; every attempt's
     work tree is kept) or ``"rerun"`` (anything else): ``rules.trial.trial_state``'s rule."""
-    def kept(r: dict) -> bool:
-        stored = _attempt_results(r, st.run_dir)
-        return bool(stored) and all(isinstance(x, dict) and x.get("tries") and kept_work(x, st.run_dir / a["folder"])
-                                    for x, a in zip(stored, r.get("attempts") or []))
-
-    return trial_state(result, st, grader_id, fmt=SWE_TRIAL_FORMAT, kept=kept)
+    return st.state(result, grader_id)
 
 
 def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limits: Limits | None = None) -> bool:
@@ -227,81 +257,83 @@ def _sum_usage(attempts: list[dict]) -> dict | None:
     return total
 
 
-def _choose(result: dict, made: list[swebench.Attempt]) -> None:
+def _choose(result: SweResult, made: list[swebench.Attempt]) -> None:
     """Fill the chosen attempt's fields of ``result`` from ``made`` (the measured attempts)."""
     i = swebench.choose(made)
-    chosen = result["attempts"][i]
-    result.update(chosen=i, plausible=made[i].plausible, status=chosen["status"],
-                  resolved=chosen["status"] == "pass", passed_try=1 if chosen["status"] == "pass" else None,
-                  tests=chosen.get("tests") or {"ran": 0, "passed": 0, "failed": 0})
+    chosen = result.attempts[i]
+    result.chosen, result.plausible, result.status = i, made[i].plausible, chosen["status"]
+    result.resolved = chosen["status"] == "pass"
+    result.passed_try = 1 if result.resolved else None
+    result.tests = chosen.get("tests") or {"ran": 0, "passed": 0, "failed": 0}
 
 
-def run_swe_trial(st: SweTrial, environ: Mapping[str, str] = os.environ, backend: str = "local",
-                  cluster: str | None = None) -> dict:
-    """Run swe trial ``st`` and write its record (module doc); returns the result. An attempt that ends in
-    ``error`` (its agent had no fair chance, or lab's side failed) ends the trial as ``error`` with that
-    attempt's ``error_kind``: it is retried by the next run. Raises AgentError before anything runs when a
-    required variable is missing, BackendError when the backend cannot serve."""
-    from rules.backends import run_through
+def new_result(st: SweTrial, meta: dict) -> SweResult:
+    """The swe trial's result before any attempt (status ``error``), for the task whose task.json holds
+    ``meta``: who runs what, its groups (the tier's ``group_keys``), the environment image."""
+    names = [a.name for a in st.agents]
+    return SweResult(
+        task=meta.get("task", st.task_dir.name), tier=TIER,
+        groups={k: meta.get(k) for k in swebench.SweTier.group_keys}, run=st.run, label=st.label,
+        agent="+".join(names), agents=names, agent_settings=[dict(a.values) for a in st.agents],
+        settings=dict(st.agents[0].values) if len(st.agents) == 1 else {}, repeat=st.repeat,
+        attempts_allowed=st.attempts, started=now(), images={"grader": {"tag": st.image, "id": ""}})
 
+
+def run_swe_trial(st: SweTrial, run_one: Callable[[Trial], dict], environ: Mapping[str, str] = os.environ) -> dict:
+    """Run swe trial ``st`` and write its record (module doc); returns the result. Each attempt is a one-try
+    ``Trial`` run through ``run_one`` (a backend's ``rules.backends.run_through``, which writes its record). An
+    attempt that ends in ``error`` (its agent had no fair chance, or lab's side failed) ends the trial as
+    ``error`` with that attempt's ``error_kind``: it is retried by the next run. Raises AgentError before
+    anything runs when a required variable is missing (in ``environ``), BackendError when the backend cannot
+    serve."""
     for agent in st.agents:
         agent.environment(environ)
-    meta = read_json(st.task_dir / "task.json") or {}
     start = time.monotonic()
-    _fresh(st.run_dir)
-    names = [a.name for a in st.agents]
-    result = {
-        "version": SWE_TRIAL_FORMAT, "tier": TIER, "task": meta.get("task", st.task_dir.name),
-        "repo": meta.get("repo"), "language": meta.get("language", "python"), "run": st.run,
-        "label": run_of(list(st.agents), st.attempts)[1], "agent": "+".join(names), "agents": names,
-        "agent_settings": [dict(a.values) for a in st.agents],
-        "settings": dict(st.agents[0].values) if len(st.agents) == 1 else {}, "repeat": st.repeat,
-        "status": "error", "resolved": False, "plausible": None, "chosen": None, "attempts_allowed": st.attempts,
-        "attempts": [], "error": None, "error_kind": None, "tests": {"ran": 0, "passed": 0, "failed": 0},
-        "usage": None, "agent_seconds": 0.0, "grading_seconds": 0.0, "seconds": 0.0, "started": _now(),
-        "finished": None, "key": None, "passed_try": None, "tries": [],
-        "images": {"grader": {"tag": st.image, "id": ""}},
-    }
+    fresh_folder(st.run_dir)
+    result = new_result(st, read_json(st.task_dir / "task.json") or {})
     try:
         grader_id = current_grader_id(st.image, fresh=True)
         if not grader_id:
             raise TrialError(f"the task's environment image {st.image} is missing: `doit gen:swe` builds it")
-        result["images"]["grader"]["id"] = grader_id
-        result["key"] = st.key(grader_id)
-        broken = _breakage(st, grader_id)
-
-        def make(n: int) -> swebench.Attempt | None:
-            t = st.attempt(n)
-            r = run_through(t, backend, cluster, environ)
-            rec = _attempt_record(n, t, r)
-            result["attempts"].append(rec)
-            if r.get("status") == "error":
-                result.update(status="error", error_kind=r.get("error_kind") or "infrastructure",
-                              error=f"attempt {n} ({t.agent.label}): {r.get('error')}")
-                return None
-            a = _measure(st, n, r, broken)
-            rec.update(a.to_json())
-            write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", patch_bytes(a.patch))
-            print(f"{result['task']}: attempt {n}/{st.attempts} by {t.agent.label}: "
-                  + ("plausible" if a.plausible else f"not plausible ({_problems(a)})"), flush=True)
-            return a
-
-        made = swebench.until_plausible(st.attempts, make)
-        if result["error"] is None:
+        result.images["grader"]["id"] = grader_id
+        result.key = st.key(grader_id)
+        made = swebench.until_plausible(st.attempts, _attempt_maker(st, result, run_one, _breakage(st, grader_id)))
+        if result.error is None:
             _choose(result, made)
-            write_atomic(st.run_dir / "patch.diff", patch_bytes(made[result["chosen"]].patch))
+            write_atomic(st.run_dir / "patch.diff", patch_bytes(made[result.chosen].patch))
     except (sandbox.SandboxError, TrialError) as exc:
-        result.update(status="error", error=str(exc), error_kind="infrastructure")
+        result.status, result.error, result.error_kind = "error", str(exc), "infrastructure"
     finally:
         shutil.rmtree(st.scratch, ignore_errors=True)
-    result["usage"] = _sum_usage(result["attempts"])
-    result["agent_seconds"] = round(sum(a.get("agent_seconds") or 0 for a in result["attempts"]), 3)
-    result["grading_seconds"] = round(sum(a.get("grading_seconds") or 0 for a in result["attempts"]), 3)
-    result["seconds"] = round(time.monotonic() - start, 3)
-    result["finished"] = _now()
-    result = printable(result)
-    write_json(st.run_dir / "result.json", result)
-    return result
+    result.usage = _sum_usage(result.attempts)
+    result.agent_seconds = round(sum(a.get("agent_seconds") or 0 for a in result.attempts), 3)
+    result.grading_seconds = round(sum(a.get("grading_seconds") or 0 for a in result.attempts), 3)
+    result.seconds = round(time.monotonic() - start, 3)
+    result.finished = now()
+    return result.save(st.run_dir / "result.json")
+
+
+def _attempt_maker(st: SweTrial, result: SweResult, run_one: Callable[[Trial], dict],
+                   broken: Callable[[Path], list[str]]) -> Callable[[int], swebench.Attempt | None]:
+    """``make(n)`` for ``swebench.until_plausible``: attempt ``n`` run (``run_one``), recorded in ``result``
+    and measured; None when it ended in ``error`` (then ``result`` says so)."""
+    def make(n: int) -> swebench.Attempt | None:
+        t = st.attempt(n)
+        r = run_one(t)
+        rec = _attempt_record(n, t, r)
+        result.attempts.append(rec)
+        if r.get("status") == "error":
+            result.status, result.error_kind = "error", r.get("error_kind") or "infrastructure"
+            result.error = f"attempt {n} ({t.agent.label}): {r.get('error')}"
+            return None
+        a = _measure(st, n, r, broken)
+        rec.update(a.to_json())
+        write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", patch_bytes(a.patch))
+        print(f"{result.task}: attempt {n}/{st.attempts} by {t.agent.label}: "
+              + ("plausible" if a.plausible else f"not plausible ({_problems(a)})"), flush=True)
+        return a
+
+    return make
 
 
 def _problems(a: swebench.Attempt) -> str:
@@ -332,9 +364,9 @@ def regrade_swe_trial(st: SweTrial, result: dict, grader_id: str) -> dict | None
     new["grading_seconds"] = round(sum(a.get("grading_seconds") or 0 for a in new["attempts"]), 3)
     new["key"]["grade"] = st.grade_key(grader_id)
     new["images"]["grader"]["id"] = grader_id
-    new["graded"] = {"grader_image_id": grader_id, "regraded": True, "at": _now()}
-    write_json(st.run_dir / "result.json", new)
-    return new
+    new["graded"] = {"grader_image_id": grader_id, "regraded": True, "at": now()}
+    path = st.run_dir / "result.json"
+    return SweResult.from_json(new, swebench.SweTier.group_keys, path).save(path)
 
 
 # ---- predictions ----
@@ -377,33 +409,27 @@ def make_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, attem
 
 def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str,
                        repeat: int = 1) -> bool:
-    """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``."""
-    st = make_swe_trial(agents, task, attempts, run, repeat)
-    return state(stored_result(st.run_dir), st) == "current"
+    """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``. The SweTrial built
+    here is the one ``eval_swe_trial`` then runs (``rules.runs.trial_for``)."""
+    st = trial_for(_key(agents, task, attempts, run, repeat),
+                   lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=True)
+    return st.state(stored_result(st.run_dir)) == "current"
+
+
+def _key(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str, repeat: int) -> tuple:
+    """The doit task's identity of a swe trial (what ``trial_for`` keys it by)."""
+    return ("swe", tuple((name, tuple(sorted(values.items()))) for name, values in agents), task, attempts, run,
+            repeat)
 
 
 def eval_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, folders: list[str], since: float,
                    attempts: int, run: str, repeat: int = 1, backend: str = "local", cluster: str | None = None) -> dict:
     """Run the swe trial unless its stored result is current; re-grade it when only the held-out grading
-    changed; write the run's ``run.json`` and predictions; print its line and the run's progress. Raises
-    AgentError, ConfigError, BackendError."""
-    st = make_swe_trial(agents, task, attempts, run, repeat)
-    runs = st.run_dir.parent
-    write_json(runs / "run.json", run_record(list(st.agents), attempts, run), only_if_changed=True)
-    stored = stored_result(st.run_dir)
-    grader_id = current_grader_id(st.image, fresh=True)
-    result, how = settle(st.run_dir.name, stored, state(stored, st, grader_id),
-                         lambda: regrade_swe_trial(st, stored, grader_id),
-                         lambda: run_swe_trial(st, backend=backend, cluster=cluster))
-    if how == "stored":
-        return result
-    if repeat == 1:
-        write_run_predictions(load_suite(TIER), run)
-    chosen = (f", chosen attempt {result['chosen'] + 1} of {len(result['attempts'])}"
-              f" ({'plausible' if result.get('plausible') else 'least bad'})" if result.get("chosen") is not None else "")
-    announce(summary_line(result) + chosen + (" (re-graded, no agent ran)" if how == "regraded" else ""),
-             run, result.get("label") or run, runs, folders, since)
-    return result
+    changed; write the run's ``run.json`` and predictions; print its line and the run's progress
+    (``rules.runs.eval_kind``). Raises AgentError, ConfigError, BackendError."""
+    st = trial_for(_key(agents, task, attempts, run, repeat),
+                   lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=False)
+    return eval_kind(st, folders, since, backend, cluster)
 
 
 def published_envs(suite: Suite, tasks: Iterable[str]) -> dict[str, str]:

@@ -209,7 +209,7 @@ def _not_environmental(proof: str) -> bool:
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
     from rules.build import publish
 
-    publish(load_suite(tier), tasks, strict=strict, selection=selection, groups=tiers.get(tier).groups)
+    publish(load_suite(tier), tasks, strict=strict, selection=selection, group_keys=tiers.get(tier).groups)
 
 
 def _summary(tier: str) -> None:

@@ -30,43 +30,45 @@ settings' values, see rules.agents): ``result.json`` (written last, atomically; 
 documented in evals/README.md), ``agent-<try>.log``, ``grade-<try>.log``, ``prompt-<try>.txt`` for follow-up
 prompts, ``out-<try>/`` (small files the agent left in ``/lab/out``), ``work-<try>.tar.gz`` (the work tree
 after the try, as graded: re-grading needs no agent) and ``work.diff`` (``diff -ruN`` of the work tree against
-the stub). Tier-agnostic: a task is a folder with ``task.json`` (``task``, ``language``, ``solution_files``),
-``prompt.txt``, ``setup.sh`` and ``check.sh``.
+the stub); the record is ``rules.records.TrialResult``. Tier-agnostic: a task is a folder with ``task.json``
+(``task``, its tier and groups, ``solution_files``; ``graded``), ``prompt.txt``, ``setup.sh`` and ``check.sh``;
+the work-tree tools are ``rules.worktree``'s.
 
 Whether a stored result still counts is decided in one place, ``trial_state``: ``current``, ``regrade`` (only
 the grading changed: ``check.sh``, the grader image, the grading limits; ``regrade_trial`` grades the kept work
-trees again) or ``rerun`` (anything the agent saw or is changed).
+trees again) or ``rerun`` (anything the agent saw or is changed). ``TrialKind`` is what every kind of trial
+offers the orchestration (``rules.runs``, which runs them through ``rules.backends``: this module imports
+neither); ``Trial`` is one agent's tries, ``rules.swerun.SweTrial`` agents' attempts.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
 import dataclasses
-import datetime as dt
 import hashlib
 import json
 import os
 import re
-import shutil
 import stat
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, ClassVar, Iterator, Mapping
 
 from rules import disk, sandbox
 from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_usage
 from rules.config import ConfigError, Limits
-from rules.files import read_json, sha256_bytes, tree_digest, write_atomic, write_json
+from rules.files import read_json, sha256_bytes, tree_digest, write_atomic
 from rules.grade import grade
-from rules.prove import lay_work_tree, lay_work_tree_like
+from rules.records import TRIAL_FORMAT, TrialResult, TryRecord, now
 from rules.render import render
+from rules.tiers import groups_of
+from rules.worktree import (archive_work, fresh_folder, graded_tree, lay_work_tree, lay_work_tree_like,
+                            remove_special_files, remove_tree, tree_problem, tree_size, unpack_work, work_diff,
+                            work_digest)
 
-TRIAL_FORMAT = 2  # version of result.json and of its key
 STATUSES = ("pass", "fail", "timeout", "tampered", "error")
 FINISHED = ("pass", "fail", "timeout", "tampered")  # an `error` is retried by the next run
 GRADING_FILES = ("check.sh",)  # the task files only the grader reads: a change to them re-grades, never re-runs
@@ -76,19 +78,72 @@ ARCHIVE_CAP = 64 * 1024 * 1024  # a work tree larger than this is graded but not
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED", re.I)  # variables whose values lab never stores
 FOLLOWUP_LINES = 100  # the follow-up prompt holds at most the last 100 lines ...
 FOLLOWUP_CHARS = 8000  # ... and 8000 characters of the test output
-DIFF_CAP = 1024 * 1024  # bytes of work.diff kept
 WORK_TREE_CAP = 256 * 1024 * 1024  # a work tree larger than this after the agent is not graded
 OUT_FILE_CAP = 1024 * 1024  # files the agent leaves in /lab/out are kept up to this size, ...
 OUT_FILES_MAX = 20  # ... and this many
-WORK_TREE_DEPTH = 200  # a work tree (or /lab/out) with folders nested deeper than this is not read by lab
 
 
 class TrialError(Exception):
     """The trial could not be set up (an infrastructure problem: the trial's status is ``error``)."""
 
 
+class TrialKind:
+    """What every kind of trial offers the orchestration (``rules.runs``): its identity keys (``run_key``:
+    what the agent's side depends on; ``grade_key``: what the grading depends on; ``key``: both, with the
+    record's ``FORMAT``), whether a stored result still counts (``state``: ``trial_state``'s rule, with
+    ``kept``: whether its work trees are kept), ``perform`` (run it, each of its one-agent trials through
+    ``run_one``, and write its record), ``regrade`` (grade its kept work again), and what a run prints and
+    keeps (``run_record``: the run's run.json; ``label``; ``summary``; ``after``: what follows a new result).
+    A kind is a frozen dataclass with at least ``task_dir``, ``run_dir``, ``grade_limits``, ``run`` and
+    ``repeat``: ``Trial`` is the kind of one agent making tries, ``rules.swerun.SweTrial`` that of agents taking
+    turns at attempts, each attempt a one-try ``Trial``."""
+
+    FORMAT: ClassVar[int] = TRIAL_FORMAT
+    run_dir: Path
+    run: str
+
+    @property
+    def label(self) -> str:
+        """The run's label, as progress lines show it."""
+        raise NotImplementedError
+
+    def run_key(self) -> dict:
+        raise NotImplementedError
+
+    def grade_key(self, grader_id: str) -> dict:
+        raise NotImplementedError
+
+    def key(self, grader_id: str) -> dict:
+        """``{"format", "run": run_key(), "grade": grade_key(grader_id)}``: result.json's ``key``."""
+        return {"format": self.FORMAT, "run": self.run_key(), "grade": self.grade_key(grader_id)}
+
+    def kept(self, result: dict) -> bool:
+        """Whether every graded try of the stored ``result`` has its work tree kept (``kept_work``)."""
+        return kept_work(result, self.run_dir)
+
+    def state(self, result: dict | None, grader_id: str | None = None) -> str:
+        """``trial_state`` of the stored ``result`` for this trial: "current", "regrade" or "rerun"."""
+        return trial_state(result, self, grader_id)
+
+    def perform(self, run_one: Callable[["Trial"], dict]) -> dict:
+        raise NotImplementedError
+
+    def regrade(self, result: dict, grader_id: str) -> dict | None:
+        raise NotImplementedError
+
+    def run_record(self) -> dict:
+        raise NotImplementedError
+
+    def summary(self, result: dict, how: str) -> str:
+        """The trial's line once settled (``how``: "ran" or "regraded")."""
+        return summary_line(result) + (" (re-graded, the agent did not run)" if how == "regraded" else "")
+
+    def after(self, result: dict) -> None:
+        """What follows a new result of this trial (nothing, unless the kind keeps more)."""
+
+
 @dataclass(frozen=True)
-class Trial:
+class Trial(TrialKind):
     """What one trial needs: the agent, the task folder, the record folder (``run_dir``), a scratch folder
     for the stub, the work tree and the in/out folders (wiped before and after; a filesystem of the agent's
     ``disk`` limit while the trial runs), the agent image tag, the grader image tag, the grading limits and
@@ -115,13 +170,17 @@ class Trial:
 
         return CACHE_VOLUME
 
+    @property
+    def label(self) -> str:
+        return self.agent.label
+
     def run_key(self) -> dict:
         """What the agent's side of a result depends on (a change means the agent must run again): the task
         without its grading files (prompt, task.json, setup.sh, workspace/), the agent definition's digest,
         its image template's digest, the tries, and how its container ran (``agent_container``: "trial", one
         container for all the tries, or "try"; results from before the field ran a fresh one per try)."""
         return {"task_digest": task_digest(self.task_dir, without=GRADING_FILES), "agent_digest": self.agent.digest,
-                "image_digest": _template_digest(self.agent), "tries": self.tries,
+                "image_digest": template_digest(self.agent), "tries": self.tries,
                 "agent_container": self.agent.container}
 
     def grade_key(self, grader_id: str) -> dict:
@@ -130,9 +189,28 @@ class Trial:
         return {"check_digest": check_digest(self.task_dir), "grader_image_id": grader_id,
                 "grade_limits": dataclasses.asdict(self.grade_limits)}
 
-    def key(self, grader_id: str) -> dict:
-        """``{"format", "run": run_key(), "grade": grade_key(grader_id)}``: result.json's ``key``."""
-        return {"format": TRIAL_FORMAT, "run": self.run_key(), "grade": self.grade_key(grader_id)}
+    def perform(self, run_one: Callable[["Trial"], dict]) -> dict:
+        """Run this trial through ``run_one`` (a backend's ``run_through``, which writes its record)."""
+        return run_one(self)
+
+    def regrade(self, result: dict, grader_id: str) -> dict | None:
+        """``regrade_trial`` of the stored ``result``."""
+        return regrade_trial(self, result, grader_id)
+
+    def run_record(self) -> dict:
+        """The run folder's ``run.json``: the agent's (``Agent.run_record``)."""
+        return self.agent.run_record(self.run)
+
+    def new_result(self, meta: dict) -> TrialResult:
+        """The trial's result before anything ran (status ``error``, no tries), for the task whose task.json
+        holds ``meta``: who runs what, its groups (its tier's ``group_keys``), the image tags."""
+        tier = meta.get("tier")
+        return TrialResult(
+            task=meta.get("task", self.task_dir.name), agent=self.agent.name, tier=tier,
+            groups={k: meta.get(k) for k in groups_of(tier)}, run=self.run or self.agent.run,
+            settings=dict(self.agent.values), label=self.agent.label, repeat=self.repeat,
+            tries_allowed=self.tries, started=now(),
+            images={"agent": {"tag": self.agent_image, "id": ""}, "grader": {"tag": self.grader_image, "id": ""}})
 
 
 def task_digest(task_dir: Path, without: tuple[str, ...] = ()) -> str:
@@ -151,7 +229,9 @@ def check_digest(task_dir: Path) -> str:
     return sha256_bytes("\n".join(parts).encode())
 
 
-def _template_digest(agent: Agent) -> str:
+def template_digest(agent: Agent) -> str:
+    """SHA-256 (hex) of the agent's image template (what its image is built from); "" when it is missing (the
+    image cannot be built then, and its build says why)."""
     try:
         return sha256_bytes(agent.template_path().read_bytes())
     except Exception:  # noqa: BLE001 - a missing template: the image cannot be built, the build says why
@@ -169,8 +249,7 @@ def kept_work(result: dict, run_dir: Path) -> bool:
     return True
 
 
-def trial_state(result: dict | None, trial: "Trial", grader_id: str | None = None, *, fmt: int = TRIAL_FORMAT,
-                kept: Callable[[dict], bool] | None = None) -> str:
+def trial_state(result: dict | None, trial: TrialKind, grader_id: str | None = None) -> str:
     """Whether the stored ``result`` (result.json's data, or None) still counts as ``trial``'s:
 
     ``"current"``: it finished (pass, fail, timeout, tampered) with this trial's key; ``"regrade"``: it
@@ -178,20 +257,18 @@ def trial_state(result: dict | None, trial: "Trial", grader_id: str | None = Non
     graded try's work tree is kept; ``"rerun"``: anything else (no result, an ``error``, another result format,
     task prompt/stub/setup/workspace, agent definition or image template, tries; or work trees not kept).
     ``grader_id`` is the current grader image id; None looks it up (the docker CLI, cached per process).
-    Another kind of trial (``rules.swerun``: anything with ``run_key``, ``grade_key``, ``grader_image`` and
-    ``run_dir``) gives its record ``fmt`` and ``kept(result)`` (whether its work trees are kept).
+    The trial's kind gives its record's format (``FORMAT``) and whether its work trees are kept (``kept``).
     """
     if not isinstance(result, dict) or result.get("status") not in FINISHED:
         return "rerun"
     key = result.get("key")
-    if not isinstance(key, dict) or key.get("format") != fmt or key.get("run") != trial.run_key():
+    if not isinstance(key, dict) or key.get("format") != trial.FORMAT or key.get("run") != trial.run_key():
         return "rerun"
     if grader_id is None:
         grader_id = current_grader_id(trial.grader_image)
     if key.get("grade") == trial.grade_key(grader_id):
         return "current"
-    kept = kept or (lambda r: kept_work(r, trial.run_dir))
-    return "regrade" if kept(result) else "rerun"
+    return "regrade" if trial.kept(result) else "rerun"
 
 
 _grader_ids: dict[str, str] = {}
@@ -276,36 +353,6 @@ def trial_status(tries: list[dict]) -> str:
     return "timeout" if outcomes and outcomes[-1] == "timeout" else "fail"
 
 
-def archive_work(work: Path, path: Path) -> None:
-    """Write the tree ``work`` to the gzip'd tar ``path`` (atomically): symlinks are stored as links, never
-    followed; only regular files, folders and links (``remove_special_files`` ran before)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
-        for folder, dirs, files in os.walk(work, followlinks=False):
-            dirs.sort()
-            for name in sorted(dirs) + sorted(files):
-                p = Path(folder) / name
-                tar.add(p, arcname=p.relative_to(work).as_posix(), recursive=False)
-    os.replace(tmp, path)
-
-
-def unpack_work(path: Path, dest: Path) -> None:
-    """Lay the work tree kept in ``path`` (``archive_work``) into the folder ``dest``; symlinks come back as
-    links, and no member can land outside ``dest``."""
-    Path(dest).mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "r:gz") as tar:
-        if hasattr(tarfile, "tar_filter"):
-            tar.extractall(dest, filter="tar")
-        else:  # Python < 3.11.4: check by hand what the filter checks
-            root = os.path.realpath(dest)
-            for m in tar.getmembers():
-                target = os.path.realpath(os.path.join(root, m.name))
-                if os.path.commonpath([root, target]) != root or not (m.isfile() or m.isdir() or m.issym()):
-                    raise tarfile.TarError(f"{path}: member {m.name!r} is not a work-tree file")
-            tar.extractall(dest)
-
-
 def followup_prompt(prompt: str, test_output: str, files: list[str]) -> str:
     """The prompt of the next try: the task's prompt, the last ``FOLLOWUP_LINES`` lines (at most
     ``FOLLOWUP_CHARS`` characters) of the test output, and the instruction to fix ``files``."""
@@ -315,74 +362,6 @@ def followup_prompt(prompt: str, test_output: str, files: list[str]) -> str:
         tail = tail[-FOLLOWUP_CHARS:].split("\n", 1)[-1]
     cut = len(tail) < len(test_output.rstrip())
     return render("trial/followup.txt.j2", prompt=prompt, output=tail, cut=cut, files=files)
-
-
-def remove_special_files(root: Path) -> list[str]:
-    """Remove everything below ``root`` that is not a regular file, folder or symlink (device nodes, fifos,
-    sockets an agent may create: reading them on the host could hang or read host devices). Returns their
-    relative paths. Never follows symlinks."""
-    removed = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in files + dirs:
-            p = Path(folder) / name
-            mode = p.lstat().st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                p.unlink()
-                removed.append(p.relative_to(root).as_posix())
-    return sorted(removed)
-
-
-def tree_problem(root: Path) -> str | None:
-    """Why lab will not read the tree ``root`` the agent wrote (its work tree, its ``/lab/out``), or None:
-    folders nested deeper than ``WORK_TREE_DEPTH`` (lab's walks, ``shutil.rmtree`` and ``tarfile`` recurse:
-    a deeper tree would crash them) or an entry that cannot be listed or stat'ed (e.g. a path longer than the
-    system allows). Walks iteratively, so no tree can crash it."""
-    stack = [(os.fspath(root), 0)]
-    while stack:
-        folder, depth = stack.pop()
-        if depth > WORK_TREE_DEPTH:
-            return f"folders nested deeper than {WORK_TREE_DEPTH} levels"
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, depth + 1))
-                    else:
-                        entry.stat(follow_symlinks=False)
-        except OSError as exc:
-            return f"{exc.strerror or exc} at depth {depth}"
-    return None
-
-
-def remove_tree(path: Path) -> None:
-    """Remove the folder ``path`` and everything in it, however deep (``rm -rf``: ``shutil.rmtree`` recurses
-    and fails on a tree deeper than Python's recursion limit); a missing folder is fine."""
-    try:
-        shutil.rmtree(path, ignore_errors=True)
-    except RecursionError:
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", os.fspath(path)], check=False)
-
-
-def tree_size(root: Path) -> int:
-    """Bytes of the regular files below ``root`` (symlinks not followed)."""
-    total = 0
-    for folder, _dirs, files in os.walk(root, followlinks=False):
-        for name in files:
-            st = (Path(folder) / name).lstat()
-            if stat.S_ISREG(st.st_mode):
-                total += st.st_size
-    return total
-
-
-def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP) -> str:
-    """``diff -ruN`` of the work tree against the stub (symlinks compared, not followed), labelled ``stub/``
-    and ``work/``, cut to ``cap`` bytes."""
-    proc = subprocess.run(["diff", "-ruN", "--no-dereference", stub.name, work.name], cwd=stub.parent,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = proc.stdout
-    if len(out) > cap:
-        out = out[:cap] + f"\n[... {len(proc.stdout) - cap} bytes of diff cut by lab ...]\n".encode()
-    return out.decode("utf-8", errors="replace")
 
 
 def secret_env(agent: Agent, env: Mapping[str, str]) -> dict[str, str]:
@@ -411,16 +390,6 @@ def _keep_out_files(out_dir: Path, dest: Path, env: Mapping[str, str] | None = N
             write_atomic(dest / rel, data)
             kept.append(rel)
     return kept
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _fresh(folder: Path) -> Path:
-    remove_tree(folder)
-    folder.mkdir(parents=True)
-    return folder
 
 
 def _grader_facts(image: str) -> tuple[str, dict]:
@@ -567,7 +536,7 @@ def _empty(folder: Path) -> None:
 
 
 def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str], work: Path,
-               result: dict, box: AgentContainer
+               result: TrialResult, box: AgentContainer
                ) -> tuple[sandbox.RunResult, dict | None, Path, dict | None, list[dict]]:
     """Run the agent for try ``n`` with prompt ``text`` in the trial's container ``box``; a rate-limited run is
     run again after each of ``rate_limit_waits()``. Returns (run result, usage, out folder, problem or None,
@@ -586,17 +555,17 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         write_atomic(in_dir / "prompt.txt", text)
         try:
             res = box.run(t.agent.argv(files, n, _test_cmd(t.task_dir)), work, t.run_dir / f"agent-{n}.log",
-                          labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result["task"]},
+                          labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result.task},
                           last=n == t.tries)
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
-        result["images"]["agent"]["id"] = res.image_id
+        result.images["agent"]["id"] = res.image_id
         redacted = _redact(res.output, hidden)
         if redacted != res.output:  # a provider echoed a key: it stays out of the agent's log
             write_atomic(t.run_dir / f"agent-{n}.log", redacted)
         usage = try_usage(t.agent, res.output, out_dir / USAGE_FILE)
-        result["usage"] = add_usage(result["usage"], usage)
-        result["agent_seconds"] = round(result["agent_seconds"] + res.seconds, 3)
+        result.usage = add_usage(result.usage, usage)
+        result.agent_seconds = round(result.agent_seconds + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
         if problem is not None:
             problem["message"] = _redact(problem["message"], hidden)
@@ -604,12 +573,12 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
             return res, usage, out_dir, problem, retries
         wait = waits[len(retries)]
         retries.append({**problem, "waited": wait})
-        print(f"{result['task']}: rate limited on try {n} ({problem['message'][:120]}); "
+        print(f"{result.task}: rate limited on try {n} ({problem['message'][:120]}); "
               f"again in {wait:g} s ({len(retries)}/{len(waits)})", file=sys.stderr, flush=True)
         time.sleep(wait)
 
 
-def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, capped: bool,
+def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialResult, capped: bool,
                box: AgentContainer) -> None:
     """The tries of trial ``t`` in its scratch folder (a ``disk``-capped filesystem when ``capped``), the agent
     running in ``box``; fills ``result`` in place (tries, status, usage, ...). Raises NoFairChance when the
@@ -629,18 +598,16 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
         res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result, box)
         unreadable, out_unreadable = tree_problem(work), tree_problem(out_dir)
-        record = {"try": n, "outcome": "fail", "note": box.note, "grade": None, "usage": usage,
-                  "agent": {"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
-                            "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes,
-                            "fresh_container": box.fresh},
-                  "removed_special_files": [] if unreadable else remove_special_files(work),
-                  "out_files": [] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", hidden),
-                  "work_archive": None}
-        if retries:
-            record["rate_limit_retries"] = retries
-        result["tries"].append(record)
+        record = TryRecord(
+            number=n, note=box.note, usage=usage,
+            agent={"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
+                   "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes, "fresh_container": box.fresh},
+            removed_special_files=[] if unreadable else remove_special_files(work),
+            out_files=[] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", hidden),
+            rate_limit_retries=retries or None)
+        result.tries.append(record)
         if problem is not None:
-            record["outcome"], record["note"] = "error", f"{problem['kind']}: {problem['message']}"
+            record.outcome, record.note = "error", f"{problem['kind']}: {problem['message']}"
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
         notes = [box.note] if box.note else []
         if res.timed_out:
@@ -648,16 +615,16 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         if out_unreadable:
             notes.append(f"lab cannot read /lab/out ({out_unreadable}): no file of it kept")
         if unreadable:
-            record["outcome"] = "timeout" if res.timed_out else "fail"
-            record["note"] = "; ".join(notes + [f"lab cannot read the work tree ({unreadable}); not graded"])
+            record.outcome = "timeout" if res.timed_out else "fail"
+            record.note = "; ".join(notes + [f"lab cannot read the work tree ({unreadable}); not graded"])
             break
         size = tree_size(work)
         if size > WORK_TREE_CAP:
-            record["outcome"] = "timeout" if res.timed_out else "fail"
-            record["note"] = "; ".join(notes + [f"the work tree grew to {size} bytes (cap {WORK_TREE_CAP}); not graded"])
+            record.outcome = "timeout" if res.timed_out else "fail"
+            record.note = "; ".join(notes + [f"the work tree grew to {size} bytes (cap {WORK_TREE_CAP}); not graded"])
             break
         if capped and disk.is_full(t.scratch):
-            record["note"] = "; ".join(notes + [f"the agent filled its disk (cap {t.agent.limits.disk} bytes: the "
+            record.note = "; ".join(notes + [f"the agent filled its disk (cap {t.agent.limits.disk} bytes: the "
                                                 f"work tree and /lab/out); not graded"])
             break
         graded, note = graded_tree(t.task_dir, work, t.scratch / f"graded-{n}")
@@ -668,9 +635,9 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
             # The very tree the last grading read (every byte, mode and link): its grading stands for this try.
             # A fresh grading could differ only by chance (a flaky test): no try is credited for re-rolling it.
             k, g = last[1], last[2]
-            record["grade"] = {**result["tries"][k - 1]["grade"], "reused_from_try": k}
-            record["work_archive"] = result["tries"][k - 1]["work_archive"]
-            record["work_digest"] = digest
+            record.grade = {**result.tries[k - 1].grade, "reused_from_try": k}
+            record.work_archive = result.tries[k - 1].work_archive
+            record.work_digest = digest
             notes.append(f"the work tree is byte-identical to try {k}'s: its grading stands (grade-{k}.log)")
             write_atomic(t.run_dir / f"grade-{n}.log", f"lab: the work tree after try {n} is byte-identical to the one "
                                                         f"graded after try {k} (sha256 {digest}); try {k}'s grading "
@@ -678,83 +645,38 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: dict, ca
         else:
             if size <= ARCHIVE_CAP:
                 archive_work(work, t.run_dir / f"work-{n}.tar.gz")
-                record["work_archive"] = f"work-{n}.tar.gz"
+                record.work_archive = f"work-{n}.tar.gz"
             else:
                 notes.append(f"the work tree ({size} bytes) is over {ARCHIVE_CAP} bytes: not kept, cannot be re-graded")
             g = grade(t.task_dir, graded, image=t.grader_image, limits=t.grade_limits, cache_volume=t.cache_volume,
                       log_path=t.run_dir / f"grade-{n}.log")
-            record["grade"] = g.to_json()
-            if digest is not None:
-                record["work_digest"] = digest
+            record.grade = g.to_json()
+            record.work_digest = digest
             last = (digest, n, g)
-            result["grading_seconds"] = round(result["grading_seconds"] + g.seconds, 3)
-        record["outcome"] = try_outcome(record["grade"], res.timed_out)
+            result.grading_seconds = round(result.grading_seconds + g.seconds, 3)
+        record.outcome = try_outcome(record.grade, res.timed_out)
         if g.timed_out:
             notes.append(f"the tests ran past the grader's {t.grade_limits.timeout:g} s")
-        record["note"] = "; ".join(notes)
-        result["tests"] = {"ran": g.ran, "passed": g.passed_tests, "failed": g.failed_tests}
+        record.note = "; ".join(notes)
+        result.tests = {"ran": g.ran, "passed": g.passed_tests, "failed": g.failed_tests}
         if g.passed:
-            result["passed_try"] = n
+            result.passed_try = n
             break
         text = followup_prompt(prompt, g.output, files)
-    result["status"] = trial_status(result["tries"])
+    result.status = trial_status([{"outcome": r.outcome} for r in result.tries])
     if tree_problem(work) is None and tree_size(work) <= WORK_TREE_CAP:
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
 
 
-def graded_tree(task_dir: Path, work: Path, dest: Path) -> tuple[Path, str]:
-    """The tree a grading reads for the agent's ``work``: the work tree itself, or, for a task whose task.json
-    says ``"graded": "patch"`` (the swe tier), a fresh base laid at ``dest`` with the work tree's patch applied
-    (``rules.swebench.work_patch``: ignored files, byte code and test caches left out), so a trial's verdict and
-    the prediction made of it mean the same. Returns (tree, note); the note says when the patch did not apply
-    (the base is graded then)."""
-    if (read_json(Path(task_dir) / "task.json") or {}).get("graded") != "patch":
-        return work, ""
-    from rules.swebench import work_patch
-    from rules.upstream import apply_patch
-
-    patch = work_patch(task_dir, work)
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    lay_work_tree(task_dir, dest)
-    problem = apply_patch(dest, patch) if patch.strip() else None
-    return dest, (f"the work tree's patch does not apply to a fresh base ({problem}); the base was graded"
-                  if problem else "")
-
-
-def work_digest(root: Path) -> str:
-    """SHA-256 (hex) of everything a grading can read of the tree ``root``: every entry's relative path and
-    kind, a file's content and mode bits, a folder's mode bits, a symlink's target (never followed). Two trees
-    with the same digest grade alike (modification times are left out: the grader builds from scratch)."""
-    h = hashlib.sha256()
-    root = Path(root)
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        dirs.sort()
-        for name in sorted(dirs) + sorted(files):
-            p = Path(folder) / name
-            rel = os.fsencode(p.relative_to(root).as_posix())
-            st = p.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                h.update(b"l\0" + rel + b"\0" + os.fsencode(os.readlink(p)) + b"\0")
-            elif stat.S_ISDIR(st.st_mode):
-                h.update(b"d\0" + rel + b"\0" + oct(stat.S_IMODE(st.st_mode)).encode() + b"\0")
-            else:
-                h.update(b"f\0" + rel + b"\0" + oct(stat.S_IMODE(st.st_mode)).encode() + b"\0")
-                with open(p, "rb") as f:
-                    h.update(hashlib.file_digest(f, "sha256").digest() if hasattr(hashlib, "file_digest")
-                             else hashlib.sha256(f.read()).digest())
-    return h.hexdigest()
-
-
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:
-    return {"grader_image_id": grader_id, "check_digest": check, "regraded": regraded, "at": _now()}
+    return {"grader_image_id": grader_id, "check_digest": check, "regraded": regraded, "at": now()}
 
 
 @contextlib.contextmanager
-def service_for(t: Trial, result: dict) -> Iterator[Trial]:
+def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
     """Yield the trial to run: ``t`` itself, or, when its agent declares a service (``rules.services``), ``t``
     with the agent's network set to the namespace of the service's container, started (and waited for) here
-    and removed on exit. Records ``result["service"]`` (``{"image", "id", "ready_seconds"}``) and the
+    and removed on exit. Records ``result.service`` (``{"image", "id", "ready_seconds"}``) and the
     service's output in ``service.log``. Raises SandboxError when the service does not come up, or stopped
     before the tries were over (the agent did not have a fair chance: an infrastructure error)."""
     service = t.agent.service
@@ -764,8 +686,8 @@ def service_for(t: Trial, result: dict) -> Iterator[Trial]:
     log = t.run_dir / "service.log"
     start = time.monotonic()
     handle = sandbox.start_service(service.tag(), service.argv(), limits=service.limits, ready=service.probe(),
-                                   labels={"lab.agent": t.agent.name, "lab.task": str(result["task"])}, log_path=log)
-    result["service"] = {"image": service.tag(), "id": handle.image_id,
+                                   labels={"lab.agent": t.agent.name, "lab.task": str(result.task)}, log_path=log)
+    result.service = {"image": service.tag(), "id": handle.image_id,
                          "ready_seconds": round(time.monotonic() - start, 3)}
     try:
         yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network))
@@ -787,57 +709,38 @@ def run_trial(t: Trial, environ: Mapping[str, str] = os.environ) -> dict:
     meta = read_json(t.task_dir / "task.json") or {}
     files = list(meta.get("solution_files", []))
     start = time.monotonic()
-    _fresh(t.run_dir)
-    result = {
-        "version": TRIAL_FORMAT, "tier": meta.get("tier"), "task": meta.get("task", t.task_dir.name),
-        "language": meta.get("language"), "exercise": meta.get("exercise"), "agent": t.agent.name,
-        "run": t.run or t.agent.run, "settings": dict(t.agent.values), "label": t.agent.label, "repeat": t.repeat,
-        "status": "error", "passed_try": None, "tries": [], "tries_allowed": t.tries, "error": None,
-        "error_kind": None, "tests": {"ran": 0, "passed": 0, "failed": 0}, "agent_seconds": 0.0,
-        "grading_seconds": 0.0, "seconds": 0.0, "usage": None, "started": _now(), "finished": None,
-        "key": None, "graded": None, "notes": [], "disk": {"cap": t.agent.limits.disk, "enforced": False},
-        "images": {"agent": {"tag": t.agent_image, "id": ""}, "grader": {"tag": t.grader_image, "id": ""}},
-        "toolchains": {}, "agent_container": t.agent.container,
-    }
+    fresh_folder(t.run_dir)
+    result = t.new_result(meta)
+    result.disk, result.agent_container = {"cap": t.agent.limits.disk, "enforced": False}, t.agent.container
     try:
-        grader_id, result["toolchains"] = _grader_facts(t.grader_image)
-        result["images"]["grader"]["id"] = grader_id
-        result["key"] = t.key(grader_id)
+        grader_id, result.toolchains = _grader_facts(t.grader_image)
+        result.images["grader"]["id"] = grader_id
+        result.key = t.key(grader_id)
         with disk.capped_folder(t.scratch, t.agent.limits.disk) as not_capped:
-            result["disk"]["enforced"] = not_capped is None
+            result.disk["enforced"] = not_capped is None
             if not_capped:
-                result["notes"].append(f"disk cap not enforced: {not_capped}")
+                result.notes.append(f"disk cap not enforced: {not_capped}")
             with service_for(t, result) as t_in_service, agent_container(t_in_service, env) as box:
                 _run_tries(t_in_service, env, files, result, capped=not_capped is None, box=box)
-        result["graded"] = _graded(grader_id, result["key"]["grade"]["check_digest"], False)
+        result.graded = _graded(grader_id, result.key["grade"]["check_digest"], False)
     except NoFairChance as exc:
-        result["status"], result["error"], result["error_kind"] = "error", str(exc), "agent"
+        result.status, result.error, result.error_kind = "error", str(exc), "agent"
     except (sandbox.SandboxError, TrialError) as exc:
-        result["status"], result["error"], result["error_kind"] = "error", str(exc), "infrastructure"
+        result.status, result.error, result.error_kind = "error", str(exc), "infrastructure"
     finally:
         remove_tree(t.scratch)
-    result["seconds"] = round(time.monotonic() - start, 3)
-    result["finished"] = _now()
-    result = printable(result)
-    write_json(t.run_dir / "result.json", result)
-    return result
+    result.seconds = round(time.monotonic() - start, 3)
+    result.finished = now()
+    return result.save(t.run_dir / "result.json")
 
 
-def printable(value):
-    """``value`` (JSON data) with every string that holds undecodable bytes (a file name such as ``b"\\xff"``
-    read through Python's surrogateescape) written as the bytes' backslash escapes (``\\xff``), so the
-    record can be written as UTF-8. Other values are returned unchanged."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if isinstance(value, dict):
-        return {printable(k): printable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [printable(v) for v in value]
-    return value
+def write_result(run_dir: Path, data: dict) -> dict:
+    """Write ``data`` (a trial's result) as ``run_dir``'s ``result.json`` through ``rules.records.TrialResult``
+    (atomically); returns the data written."""
+    path = Path(run_dir) / "result.json"
+    return TrialResult.from_json(data, groups_of(data.get("tier")), path, check=False).save(path)
+
+
 # ---- grading kept work trees again ----
 
 def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict | None:
@@ -909,8 +812,7 @@ def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict 
         new["toolchains"] = _grader_facts(t.grader_image)[1]
     for log, dest in logs:
         os.replace(log, dest)
-    write_json(t.run_dir / "result.json", new)
-    return new
+    return write_result(t.run_dir, new)
 
 
 def regrade_agent(tier: str, agent_name: str, log=sys.stdout) -> dict:
@@ -980,65 +882,6 @@ def _outcome(status: str, passed_try: int | None) -> str:
     return f"pass@{passed_try}" if status == "pass" and passed_try else status
 
 
-# ---- progress across the trials of one run ----
-
-def progress(run_root: Path, tasks: list[str], since: float, now: float | None = None) -> dict:
-    """Where a run stands: ``{"done", "total", "passing", "errors", "done_now", "elapsed", "eta"}``.
-
-    ``run_root`` is ``<runs>/<agent>``, ``tasks`` the run's task names, ``since`` the run's start (epoch
-    seconds). ``done`` counts finished results, ``done_now`` those written since ``since``, ``eta`` the
-    seconds left at this run's pace, measured from the first of those trials' start (so time spent before
-    the first trial, building images, does not count); None before the first trial finishes.
-    """
-    now = time.time() if now is None else now
-    done = passing = errors = done_now = 0
-    first = now
-    for task in tasks:
-        path = Path(run_root) / task / "result.json"
-        result = stored_result(path.parent)
-        if not isinstance(result, dict):
-            continue
-        if result.get("status") == "error":
-            errors += 1
-            continue
-        done += 1
-        passing += result.get("status") == "pass"
-        try:
-            if path.stat().st_mtime >= since:
-                done_now += 1
-                first = min(first, dt.datetime.fromisoformat(result["started"]).timestamp())
-        except (FileNotFoundError, KeyError, TypeError, ValueError):
-            pass
-    elapsed = max(0.0, now - since)
-    eta = max(0.0, now - first) / done_now * (len(tasks) - done) if done_now else None
-    return {"done": done, "total": len(tasks), "passing": passing, "errors": errors, "done_now": done_now,
-            "elapsed": elapsed, "eta": eta}
-
-
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    s = int(round(seconds))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
-def progress_line(agent: str, p: dict) -> str:
-    """One progress line, e.g. ``[noop] 12/50 done, 3 passing, 0 errors, elapsed 0:01:20, ETA 0:05:10``."""
-    return (f"[{agent}] {p['done']}/{p['total']} done, {p['passing']} passing, {p['errors']} errors, "
-            f"elapsed {_clock(p['elapsed'])}, ETA {_clock(p['eta'])}")
-
-
-def summary_line(result: dict) -> str:
-    """One line for a finished trial: task, status, the try that passed, seconds."""
-    how = f" (try {result['passed_try']})" if result.get("passed_try") else ""
-    err = f": {result['error'][:200]}" if result.get("error") else ""
-    name = trial_folder(result["task"], result.get("repeat") or 1)
-    return f"{name}: {result['status']}{how} in {result['seconds']:.1f} s{err}"
-
-
-# ---- one trial of a run, as the eval task runs it ----
-
-
 def stored_result(run_dir: Path) -> dict | None:
     """The trial's stored ``result.json`` in ``run_dir``, or None when there is none or it does not parse (a
     damaged record counts as missing: the trial runs again and replaces it)."""
@@ -1054,115 +897,9 @@ def trial_folder(task: str, repeat: int = 1) -> str:
     return task if repeat == 1 else f"{task}@{repeat}"
 
 
-def _make_trial(tier: str, agent_name: str, task: str, tries: int, settings: Mapping[str, str] | None = None,
-                repeat: int = 1, run: str | None = None) -> Trial:
-    """The Trial of ``agent_name`` (with its ``settings`` values; None: from the environment and defaults) on
-    ``task`` of tier ``tier``, repeat ``repeat`` of run ``run`` (None: ``rules.agents.run_id``), as
-    ``eval_trial`` runs it and doit's up-to-date check (``trial_uptodate``) judges it: keep the two in this
-    one place."""
-    from rules import images
-    from rules.agents import get_agent, run_id
-    from rules.config import STATE, load_suite
-
-    suite = load_suite(tier)
-    agent = get_agent(agent_name)
-    agent = agent.with_values(settings) if settings is not None else agent.resolve()
-    run = run or run_id(agent, suite.runs_dir)
-    folder = trial_folder(task, repeat)
-    return Trial(agent=agent, task_dir=suite.tasks_dir / task, run_dir=suite.runs_dir / run / folder,
-                 scratch=STATE / "trials" / run / folder, agent_image=agent.tag(images.GRADER),
-                 grader_image=images.GRADER, grade_limits=suite.prove, tries=tries, run=run, repeat=repeat)
-
-
-def trial_uptodate(tier: str, agent_name: str, task: str, tries: int, settings: Mapping[str, str] | None = None,
-                   repeat: int = 1, run: str | None = None) -> bool:
-    """doit's up-to-date check of a trial task: True exactly when ``trial_state`` says ``current``."""
-    t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
-    return trial_state(stored_result(t.run_dir), t) == "current"
-
-
-def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | None = None) -> str | None:
-    """The loud line for the end of a run in which most trials ended in ``error``: names the agent, the
-    count and the first error; else None. The run has ended when every task has a result and no ``error``
-    is older than ``since`` (the run's start, epoch seconds: such a trial is still to be retried by it)."""
-    paths = [Path(run_root) / task / "result.json" for task in tasks]
-    results = [stored_result(p.parent) for p in paths]
-    if not tasks or not all(isinstance(r, dict) for r in results):
-        return None
-    if since is not None and any(r.get("status") == "error" and p.stat().st_mtime < since
-                                 for p, r in zip(paths, results)):
-        return None
-    errors = [(task, r) for task, r in zip(tasks, results) if r.get("status") == "error"]
-    if len(errors) * 2 <= len(tasks):
-        return None
-    task, first = errors[0]
-    kind = f" ({first.get('error_kind')})" if first.get("error_kind") else ""
-    return (f"lab: WARNING: {len(errors)} of {len(tasks)} trials of agent {agent!r} ended in error{kind}, not "
-            f"graded; first, {task}: {str(first.get('error') or '')[:300]}")
-
-
-def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2,
-               settings: Mapping[str, str] | None = None, repeat: int = 1, run: str | None = None,
-               backend: str = "local", cluster: str | None = None) -> dict:
-    """Run the trial of ``agent_name`` (with its ``settings`` values) on ``task`` of tier ``tier`` unless its
-    stored result is current (``trial_state``); re-grade it without the agent when only the grading changed;
-    print its line and the run's progress; return its result. When the run's last trial ends and most trials
-    are errors, a warning line goes to stderr (``error_warning``).
-
-    ``settings`` are the agent's setting values (name → value; None: from the environment and defaults),
-    ``repeat`` the repeat number (1-based), ``run`` the run id (None: ``rules.agents.run_id``). The record goes
-    to ``<runs>/<run>/<task>`` (``<task>@<repeat>`` from repeat 2 on), beside the run's ``run.json``. ``tasks``
-    (the run's trial folder names) and ``since`` (the run's start, epoch seconds) feed the progress line. The
-    trial runs through ``backend`` ("local", or "ray" at ``cluster``: rules.backends), whose first use in a
-    process checks its nodes and removes containers left behind by runs that are provably gone (re-grading
-    stays on this machine). Raises AgentError (unknown agent, missing variable or setting), ConfigError and
-    BackendError (a backend that cannot serve); infrastructure failures give a result with status ``error``.
-    """
-    t = _make_trial(tier, agent_name, task, tries, settings, repeat, run)
-    runs = t.run_dir.parent
-    write_json(runs / "run.json", t.agent.run_record(t.run), only_if_changed=True)
-    stored = stored_result(t.run_dir)
-    grader_id = current_grader_id(t.grader_image, fresh=True)
-
-    def run_it() -> dict:
-        from rules.backends import run_through  # backends builds on this module
-
-        return run_through(t, backend, cluster)  # a missing variable stops it before anything starts
-
-    result, how = settle(t.run_dir.name, stored, trial_state(stored, t, grader_id),
-                         lambda: regrade_trial(t, stored, grader_id), run_it)
-    if how != "stored":
-        announce(summary_line(result) + (" (re-graded, the agent did not run)" if how == "regraded" else ""),
-                 t.run, t.agent.label, runs, tasks, since)
-    return result
-
-
-def settle(folder: str, stored: dict | None, state: str, regrade: Callable[[], dict | None],
-           run: Callable[[], dict]) -> tuple[dict, str]:
-    """A trial's result by its ``state`` (``trial_state``'s word): the ``stored`` one when current; else
-    ``regrade()`` when only the grading changed (None: it cannot stand alone); else ``run()``. A grader that
-    cannot run keeps the stored result. Returns (result, how: "stored" | "regraded" | "ran")."""
-    if state == "current":
-        print(f"{folder}: already finished ({stored['status']})", flush=True)
-        return stored, "stored"
-    if state == "regrade":
-        try:
-            result = regrade()
-        except sandbox.SandboxError as exc:
-            print(f"{folder}: cannot re-grade ({exc}); the stored result is kept", file=sys.stderr, flush=True)
-            return stored, "stored"
-        if result is not None:
-            return result, "regraded"
-    return run(), "ran"
-
-
-def announce(line: str, run: str, label: str, runs: Path, folders: list[str], since: float) -> None:
-    """Print a finished trial's ``line`` and its run's progress; when the run's last trial is in and most are
-    errors, the warning line (``error_warning``) to stderr."""
-    print(line, flush=True)
-    p = progress(runs, folders, since)
-    print(progress_line(run, p), flush=True)
-    if p["done"] + p["errors"] == p["total"]:
-        warning = error_warning(label, runs, folders, since)
-        if warning:
-            print(warning, file=sys.stderr, flush=True)
+def summary_line(result: dict) -> str:
+    """One line for a finished trial: task, status, the try that passed, seconds."""
+    how = f" (try {result['passed_try']})" if result.get("passed_try") else ""
+    err = f": {result['error'][:200]}" if result.get("error") else ""
+    name = trial_folder(result["task"], result.get("repeat") or 1)
+    return f"{name}: {result['status']}{how} in {result['seconds']:.1f} s{err}"

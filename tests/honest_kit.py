@@ -51,7 +51,7 @@ def grade_solution(proven: Proven, name: str, solution_file: str, solution: str,
     """Grade a fresh work tree of ``proven``'s task whose ``solution_file`` holds ``solution`` and which has
     the ``extra`` files (path → text) besides; returns the Grade (log in ``base/logs/<name>.log``)."""
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     work = proven.base / "work" / name
     lay_work_tree(proven.base / "task", work)

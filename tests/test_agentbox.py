@@ -76,7 +76,8 @@ def _agent(**kw):
 
 def test_a_result_from_fresh_containers_per_try_is_run_again(tmp_path):
     from rules.config import Limits
-    from rules.trial import TRIAL_FORMAT, Trial, trial_state
+    from rules.records import TRIAL_FORMAT
+    from rules.trial import Trial, trial_state
 
     (tmp_path / "task").mkdir()
     (tmp_path / "task" / "prompt.txt").write_text("Do it.\n")

@@ -95,7 +95,7 @@ def test_scenarios_lists_published_tasks(full_tier):
 def _grade(home: Path, task: str, edit, image: str):
     from rules.config import Limits
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     task_dir = home / "evals/aider/tasks" / task
     work = home / f"work-{task}"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rules import aider, prove
+from rules import aider, prove, worktree
 from rules.config import Limits
 from rules.files import write_atomic
 from rules.grade import grade
@@ -129,7 +129,7 @@ def graded(greeter, tmp_path: Path, files: dict[str, str]):
 
     task_dir, proof = greeter
     tree = tmp_path / "tree"
-    prove.lay_work_tree(task_dir, tree)
+    worktree.lay_work_tree(task_dir, tree)
     for rel, text in files.items():
         write_atomic(tree / rel, text)
     return grade(task_dir, tree, image=images.GRADER, limits=LIMITS, cache_volume=CACHE, expected=proof["tests"])
@@ -319,7 +319,7 @@ def test_the_cmake_seed_gives_the_build_files_a_fresh_configure_gives(greeter, t
 
     task_dir, _ = greeter
     tree = tmp_path / "tree"
-    prove.lay_work_tree(task_dir, tree)
+    worktree.lay_work_tree(task_dir, tree)
     res = sandbox.run(images.GRADER, ["bash", "-c", SEED_CHECK],
                       mounts=[sandbox.Mount(str(tree), "/src", read_only=True)], network="none", limits=LIMITS,
                       workdir="/", read_only=True,

@@ -194,7 +194,7 @@ def test_a_planted_build_result_never_reaches_a_later_grading(proven):
     grading; the cache's entries (its subfolders: the image's, through links) and the shared /cache (mounted
     read-only, as in a trial's grading) refuse writes."""
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     base, proof, limits, image = proven
     outputs = []

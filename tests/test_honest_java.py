@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rules import aider, prove
+from rules import aider, prove, worktree
 from rules.config import Limits
 from rules.files import write_atomic
 from rules.grade import grade
@@ -115,7 +115,7 @@ def graded(greeter, tmp_path: Path, files: dict[str, str]):
     """Grade the stub's work tree with ``files`` laid over it, against the proof's test ids, with canaries."""
     task_dir, proof = greeter
     tree = tmp_path / "tree"
-    prove.lay_work_tree(task_dir, tree)
+    worktree.lay_work_tree(task_dir, tree)
     for rel, text in files.items():
         write_atomic(tree / rel, text)
     from rules import images

@@ -212,7 +212,7 @@ def test_a_proof_grades_reference_and_stub_in_one_container_apart(proven):
     """grade_proof: two check.sh runs in one container, each with its own report, canaries and verdict; the
     second run finds none of the first one's files (but the warm caches) and is decided against the first's ids."""
     from rules.grade import grade_proof
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     base, proof, limits, image = proven
     reference = (base / "answer" / "hello.py").read_text()

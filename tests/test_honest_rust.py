@@ -230,7 +230,7 @@ def test_a_planted_build_result_never_reaches_a_later_grading(proven):
     image's compiled dependencies and vendored crates and the shared /cache (mounted read-only, as in a trial's
     grading) refuse writes."""
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
 
     base, proof, limits, image = proven
     outputs = []

@@ -156,7 +156,7 @@ def test_a_work_tree_with_odd_files_becomes_a_patch_that_lays_it_whole(tmp_path,
     import os
 
     import rules.config
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
     from rules.trial import graded_tree
     from rules.upstream import apply_patch
 
@@ -490,7 +490,7 @@ def _grade_attack(home: Path, tmp: Path, name: str, files: dict, links: dict, re
 
     from rules.config import Limits
     from rules.grade import grade
-    from rules.prove import lay_work_tree
+    from rules.worktree import lay_work_tree
     from rules.trial import graded_tree
 
     task = home / "evals" / "swe" / "tasks" / task
@@ -606,7 +606,7 @@ def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_
     plausible. It is an infrastructure error (SandboxError: the trial ends in ``error`` and runs again) instead;
     an attempt's own run cut short is a problem of the attempt, named (its code may be what hangs)."""
     import rules.grade
-    import rules.prove
+    import rules.swebench
     from rules.config import Limits
     from rules.grade import Grade
     from rules.sandbox import SandboxError
@@ -616,7 +616,7 @@ def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_
                      seconds=1.0, output="", oom_killed=cut == "oom_killed", tests=["tests.test_calc::test_mul"])
 
     monkeypatch.setattr(rules.grade, "grade", cut_short)
-    monkeypatch.setattr(rules.prove, "lay_work_tree", lambda task, tree, answer=None: Path(tree).mkdir(parents=True))
+    monkeypatch.setattr(rules.swebench, "lay_work_tree", lambda task, tree, answer=None: Path(tree).mkdir(parents=True))
     limits = Limits(timeout=30)
     with pytest.raises(SandboxError, match="did not finish on the untouched base"):
         swebench.pretest_baseline(tmp_path / "pretest", tmp_path / "task", image="x", limits=limits)

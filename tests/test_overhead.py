@@ -95,7 +95,7 @@ def _aider_task(task_dir: Path, tier: str = "aider") -> Path:
 
 
 def test_a_work_tree_laid_by_copy_is_the_tree_setup_sh_lays(tmp_path):
-    from rules.prove import lay_work_tree, lay_work_tree_like
+    from rules.worktree import lay_work_tree, lay_work_tree_like
 
     task = _aider_task(tmp_path / "task")
     lay_work_tree(task, tmp_path / "stub")
@@ -111,7 +111,7 @@ def test_a_work_tree_laid_by_copy_is_the_tree_setup_sh_lays(tmp_path):
 
 
 def test_a_tier_whose_setup_is_not_a_copy_runs_setup_sh_again(tmp_path):
-    from rules.prove import lay_work_tree, lay_work_tree_like
+    from rules.worktree import lay_work_tree, lay_work_tree_like
 
     task = _aider_task(tmp_path / "task", tier="swe")
     lay_work_tree(task, tmp_path / "stub")

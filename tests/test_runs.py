@@ -211,7 +211,7 @@ def test_work_archive_keeps_symlinks_as_links_and_odd_names(tmp_path):
 
 
 def test_error_warning_names_the_agent_and_the_first_error(tmp_path):
-    from rules.trial import error_warning
+    from rules.runs import error_warning
 
     for task, status in (("a", "error"), ("b", "error"), ("c", "fail")):
         (tmp_path / task).mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
-GENERIC = ("tasks.py", "trial.py", "report.py", "prove.py", "build.py", "backends.py")
+GENERIC = ("tasks.py", "trial.py", "runs.py", "worktree.py", "report.py", "prove.py", "build.py", "backends.py")
 TIER_WORDS = re.compile(r"(?<![a-z])(aider|swe|swebench|swerun)(?![a-z])")
 GROUP_KEYS = re.compile(r"^(language|exercise)$")
 

@@ -97,7 +97,7 @@ TASKS = ["python-hello", "python-ledger", "python-thrice", "python-twice"]
 def test_progress_counts_results_and_estimates_from_this_runs_pace(tmp_path):
     import datetime as dt
 
-    from rules.trial import progress, progress_line
+    from rules.runs import progress, progress_line
 
     now = 1_000_000.0
     for i, (task, status) in enumerate((("a", "pass"), ("b", "fail"), ("c", "error"))):
@@ -161,7 +161,8 @@ def test_work_digest_sees_content_modes_links_and_empty_folders_but_not_times(tm
 
 def test_file_names_that_are_not_utf8_are_recorded_escaped(tmp_path):
     from rules.files import write_json
-    from rules.trial import printable, remove_special_files
+    from rules.records import printable
+    from rules.worktree import remove_special_files
 
     work = tmp_path / "work"
     work.mkdir()

@@ -69,3 +69,9 @@ def get(name: str):
 def made() -> dict[str, object]:
     """The tiers this process has made so far (name → tier), for tests of what a command imports."""
     return dict(_MADE)
+
+
+def groups_of(name: str | None) -> tuple[str, ...]:
+    """The group keys of tier ``name`` (its ``groups``: the labels its records carry as top-level keys); () for
+    a record that names no tier. Raises ConfigError, as ``get``, for an unknown tier."""
+    return tuple(get(name).groups) if name else ()

@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from rules import aider
 from rules.config import ConfigError, Limits, Suite
 from rules.prove import BatchRunner
+from rules.records import TASK_FORMAT
 from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
 
 TRIES = 2  # the polyglot benchmark's pass@2: a second try after a failed one, with the test output
@@ -69,7 +71,8 @@ class AiderTier(Tier):
     pass@2 per language."""
 
     name = "aider"
-    groups = ("language", "exercise")
+    groups = aider.GROUP_KEYS
+    setup_copies = True  # templates/aider/setup.sh.j2 is `cp -R workspace/.` (no -p): rules.worktree copies instead
     profile = PROFILE
     selection_vars = ("langs", "limit", "all")
 
@@ -91,9 +94,9 @@ class AiderTier(Tier):
         everything = aider.discover(suite.checkout_dir, suite.languages)
         chosen = aider.select([e for e in everything if e.track in languages], limit)
         stamp = images.stamp_path("grader")
-        specs = [TaskSpec(name=ex.task, groups={"language": ex.track, "exercise": ex.slug},
+        specs = [TaskSpec(name=ex.task, groups=dict(zip(self.groups, (ex.track, ex.slug))),
                           deps=tuple(ex.files() + [str(p) for p in aider.templates_for(ex.track)]),
-                          settings={"format": aider.TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
+                          settings={"format": TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
                           source=ex) for ex in chosen]
         return Selection([e.task for e in everything], specs, {"languages": languages, "limit": limit})
 
@@ -112,7 +115,7 @@ class AiderTier(Tier):
         from rules import images
         from rules.build import prove_staged
 
-        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"), group_keys=self.groups)
 
     def batches(self, suite: Suite, specs: list[TaskSpec], jobs: int) -> dict[str, list[str]]:
         """Batch name → the chosen tasks it may prove together (``prove_batch``): each track with a batch
@@ -136,7 +139,8 @@ class AiderTier(Tier):
         from rules import images
         from rules.build import prove_batch_staged
 
-        return prove_batch_staged(builds, batch_runner, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        return prove_batch_staged(builds, batch_runner, image=image, limits=limits, stamp=images.stamp_path("grader"),
+                                  group_keys=self.groups)
 
     def eval_steps(self, ctx: EvalContext):
         """``eval:<run>/<task>[@k]`` for each agent's run, ``eval:<run>`` (every trial of it) and
@@ -201,8 +205,8 @@ class AiderTier(Tier):
 
 def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
            repeat: int, run: str, backend: str = "local", cluster: str | None = None) -> None:
-    """One trial (doit's action): ``rules.trial.eval_trial``; raises ConfigError or BackendError."""
-    from rules.trial import eval_trial
+    """One trial (doit's action): ``rules.runs.eval_trial``; raises ConfigError or BackendError."""
+    from rules.runs import eval_trial
 
     eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
                backend=backend, cluster=cluster)
@@ -210,7 +214,7 @@ def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, t
 
 def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
     """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use."""
-    from rules.trial import trial_uptodate
+    from rules.runs import trial_uptodate
 
     try:
         return trial_uptodate(tier, agent, task, tries, settings, repeat, run)

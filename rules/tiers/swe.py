@@ -15,6 +15,7 @@ from typing import Callable
 from rules import swebench
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.files import files_below, read_json
+from rules.records import TASK_FORMAT
 from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
 
 TIER = swebench.TIER
@@ -29,7 +30,7 @@ class SweTier(Tier):
     repository."""
 
     name = TIER
-    groups = ("repo",)
+    groups = swebench.GROUPS
     profile = PROFILE
     selection_vars = ("instances", "limit", "all")
 
@@ -65,7 +66,7 @@ class SweTier(Tier):
             env = swebench.env_for(inst.repo, inst.version, envs, inst.id)
             specs.append(TaskSpec(
                 name=iid, groups={"repo": inst.repo},
-                deps=templates, settings={"format": swebench.TASK_FORMAT, "instance": inst.digest,
+                deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
                                           "env": env.digest() if env else None, "repos": repos},
                 image=env.tag if env else "",
                 image_stamp=images.stamp_path(env.stamp_name) if env else None,

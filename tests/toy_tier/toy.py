@@ -87,11 +87,12 @@ class ToyTier(Tier):
         from rules import images
         from rules.build import prove_staged
 
-        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"))
+        return prove_staged(build, image=image, limits=limits, stamp=images.stamp_path("grader"),
+                            group_keys=self.groups)
 
     def eval_steps(self, ctx: EvalContext):
         """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` (a run with settings), as lab's own
-        trials (``rules.trial.eval_trial``) in the grader image: ``tries=N`` (default 1), ``repeat=N``."""
+        trials (``rules.runs.eval_trial``) in the grader image: ``tries=N`` (default 1), ``repeat=N``."""
         from rules.trial import trial_folder
 
         tries, repeat = ctx.whole("tries", 1), ctx.whole("repeat", 1)
@@ -167,8 +168,8 @@ def _template(name: str):
 
 def _trial(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str,
            folders: list[str], since: float, backend: str, cluster: str | None) -> None:
-    """One trial (doit's action): ``rules.trial.eval_trial``; raises ConfigError or BackendError."""
-    from rules.trial import eval_trial
+    """One trial (doit's action): ``rules.runs.eval_trial``; raises ConfigError or BackendError."""
+    from rules.runs import eval_trial
 
     eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
                backend=backend, cluster=cluster)
@@ -176,7 +177,7 @@ def _trial(tier: str, agent: str, task: str, tries: int, settings: dict, repeat:
 
 def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
     """doit's up-to-date check of a trial (``rules.trial.trial_uptodate``)."""
-    from rules.trial import trial_uptodate
+    from rules.runs import trial_uptodate
 
     try:
         return trial_uptodate(tier, agent, task, tries, settings, repeat, run)
