@@ -248,13 +248,15 @@ def hold_home(argv: list[str]) -> None:
 def _stopped(signum: int, _frame) -> None:
     """A task-running doit command told to stop (SIGTERM, Ctrl-C): remove the containers it started (an agent's
     would run on, and spend, until the next run's cleanup) and exit at once with 128 + the signal's number.
-    Finished trials are kept (each wrote its result.json atomically); the next run does the others."""
+    Finished trials are kept (each wrote its result.json atomically); the trials it stops store nothing (no
+    infrastructure error of the stop's making is counted until redone); the next run does them."""
     import signal
     import subprocess
     import time
 
-    from rules import sandbox
+    from rules import files, sandbox
 
+    files.stop_writes()  # first: the trials whose containers go below must not store what they then see
     print(f"\nlab: stopped ({signal.Signals(signum).name}); removing this command's containers; finished trials "
           "are kept, the next run does the rest", file=sys.stderr, flush=True)
     n = sandbox.remove_own()

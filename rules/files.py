@@ -9,16 +9,34 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
+
+
+_STOPPED = threading.Event()
+
+
+class Stopped(RuntimeError):
+    """A write refused because the command was told to stop (``stop_writes``)."""
+
+
+def stop_writes() -> None:
+    """From now on no write of this module happens in this process (each raises ``Stopped``): a command told to
+    stop removes its containers under its running trials, and what those threads then see (Docker's "409 ...
+    marked for removal") is no result of the agent's, to be stored and counted until the next run redoes it."""
+    _STOPPED.set()
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
-    Creates missing parent folders. ``mode`` (e.g. ``0o755``) is applied before the rename.
+    Creates missing parent folders. ``mode`` (e.g. ``0o755``) is applied before the rename. Raises ``Stopped``
+    (writing nothing) once ``stop_writes`` was called.
     """
     path = Path(path)
+    if _STOPPED.is_set():
+        raise Stopped(f"{path}: not written, the command was told to stop")
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -241,7 +241,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
     <metrics>, "without_free": {"tasks", <metrics>}, <groups>: {group: {"tasks", "finished", <metrics>}}``
     (all of repeat 1; rates as ``rate`` dicts; <metrics> are the profile's (``pass_1, pass_2``; ``resolved``),
     ``without_free`` only for a profile with free tasks; <groups> is the profile's ``groups``: ``languages``,
-    ``repos``) ``, "repeat_rates": {<metric>: spread}, "per_repeat": [{"repeat", <metrics>, <counts>}],
+    ``repos``) ``, "repeat_rates": {<metric>: spread over the complete repeats}, "per_repeat": [{"repeat", <metrics>, <counts>}],
     <counts>, "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task",
     "repeat", "try", "status", "evidence"}], "graded_by": [see graded_by], "one_try" (trials run with tries=1), "median_agent_seconds",
     "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (the Aider leaderboard's record keys,
@@ -282,7 +282,10 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
         "command": run.command, "tasks": len(tasks), "free": len(tasks) - len(kept), "repeats": repeats,
         **rates(tasks), **({"without_free": {"tasks": len(kept), **rates(kept)}} if profile.free else {}),
         profile.groups: {},
-        "repeat_rates": {m.key: spread([p[m.key]["rate"] for p in per_repeat if p[m.key]["rate"] is not None])
+        # over complete repeats only: a repeat still under way is no measurement of the agent (its missing tasks
+        # would count as failures and pull the mean down)
+        "repeat_rates": {m.key: spread([p[m.key]["rate"] for p in per_repeat
+                                        if p[m.key]["rate"] is not None and not p["missing"]])
                          for m in profile.metrics},
         "per_repeat": per_repeat, **_counts(everything),
         "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
@@ -479,8 +482,8 @@ def warnings_of(rows: list[dict], profile: Profile) -> list[str]:
             short = [p for p in row["per_repeat"] if p["missing"]]
             if short:
                 out.append(f"{row['label']}: repeat(s) {', '.join(str(p['repeat']) for p in short)} incomplete "
-                           f"({', '.join(str(p['trials']) for p in short)} of {row['tasks']} trials): the mean "
-                           f"over repeats counts their missing tasks as not {profile.verb}")
+                           f"({', '.join(str(p['trials']) for p in short)} of {row['tasks']} trials): left out "
+                           f"of the mean over repeats until they finish")
         others = [e for e in row["tampered_evidence"] if e["status"] != "tampered"] if profile.attempts else []
         if others:
             out.append(f"{row['label']}: {len(others)} attempt(s) tampered with their test report in trials that "

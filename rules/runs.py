@@ -150,7 +150,8 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
     """Where a run stands: ``{"done", "total", "passing", "errors", "done_now", "elapsed", "eta"}``.
 
     ``run_root`` is ``<runs>/<agent>``, ``tasks`` the run's task names, ``since`` the run's start (epoch
-    seconds). ``done`` counts finished results, ``done_now`` those written since ``since``, ``eta`` the
+    seconds). ``done`` counts finished results, ``errors`` the errors written since ``since`` (an older one is
+    still to be redone by this run), ``done_now`` the finished results written since ``since``, ``eta`` the
     seconds left at this run's pace, measured from the first of those trials' start (so time spent before
     the first trial, building images, does not count); None before the first trial finishes.
     """
@@ -163,7 +164,10 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
         if not isinstance(result, dict):
             continue
         if result.get("status") == "error":
-            errors += 1
+            try:  # an error an earlier command left is this run's to redo, not one of its errors
+                errors += path.stat().st_mtime >= since
+            except FileNotFoundError:
+                pass
             continue
         done += 1
         passing += result.get("status") == "pass"

@@ -250,88 +250,112 @@ def task_gen():
     each one runs in (rules/tier.py); environment images a tier builds are ``env:<tier>/<name>`` tasks. A
     command that names some tiers' steps (``gen:<tier>``) reads only those tiers' variables (one tier's
     ``limit=`` is not another's)."""
+    asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch", "publish") for a in _asked(b)}
+    for tier in tiers.present():
+        if not asked or tier in asked:
+            yield from _gen_tasks(tier)
+
+
+def _gen_tasks(tier: str):
+    """The doit tasks of ``doit gen:<tier>``: its environment images, batch proofs, each chosen task's render
+    and proof, the publish and the summary; one failing ``gen:<tier>`` when the tier cannot say its tasks."""
     from rules.build import Progress
     from rules.config import ConfigError
     from rules.tier import Rejected
 
-    asked = {a.split("/", 1)[0] for b in ("gen", "prove", "env", "batch", "publish") for a in _asked(b)}
-    for tier in tiers.present():
-        if asked and tier not in asked:
-            continue
-        try:
-            module = tiers.get(tier)
-            suite = load_suite(tier)
-            selection = module.tasks(suite, get_var)
-            envs = module.images(suite, selection.chosen)
-        except (ConfigError, Rejected) as exc:
-            yield {"basename": "gen", "name": tier, "actions": [(_tier_failed, [f"{tier}: {exc}"])],
-                   "uptodate": [False], "doc": f"render, prove and publish the {tier} tier"}
-            continue
-        for env in envs:
-            yield {
-                "basename": "env", "name": f"{tier}/{env.name}",
-                "actions": [(_build_env, [env.build])],
-                "file_dep": list(env.deps),
-                "targets": [env.stamp],
-                "uptodate": [config_changed({"tag": env.tag, **env.settings}),
-                             lambda s=env.stamp: _image_current(s)],
-                "doc": f"build the {env.name} environment image",
-            }
-        proofs = []
-        progress = Progress()  # of this command's proofs of the tier; its total is set below
-        batch_of = {}
-        batches = module.batches(suite, selection.chosen, _jobs())
-        specs = {spec.name: spec for spec in selection.chosen}
-        for name, members in batches.items():
-            batch_of.update({m: f"batch:{tier}/{name}" for m in members})
-            files = [(suite.build_dir / m / "render.json", suite.build_dir / m / "proof.json",
-                      specs[m].image_stamp or suite.build_dir / m / "render.json") for m in members]
-            yield {
-                "basename": "batch", "name": f"{tier}/{name}",
-                "actions": [(_prove_batch, [tier, members, specs[members[0]].image, suite.prove, progress])],
-                # the image as a file_dep: doit builds it first (it is a target of the image's task)
-                "file_dep": sorted({str(specs[m].image_stamp) for m in members if specs[m].image_stamp}),
-                "task_dep": [f"gen:{tier}/{m}" for m in members],
-                "uptodate": [(_batch_current, [files])],
-                "doc": f"prove the stale ones of {len(members)} {tier} tasks together (run by gen)",
-            }
-        for spec in selection.chosen:
-            build = suite.build_dir / spec.name
-            render, proof = build / "render.json", build / "proof.json"
-            yield {
-                "basename": "gen", "name": f"{tier}/{spec.name}",
-                "actions": [(_render, [tier, spec])],
-                "file_dep": list(spec.deps),
-                "targets": [render],
-                "uptodate": [config_changed({"generator": GENERATOR_VERSION, **spec.settings})],
-                "doc": f"render {spec.name}",
-            }
-            yield {
-                "basename": "prove", "name": f"{tier}/{spec.name}",
-                "actions": [(_prove, [tier, spec.name, spec.image, suite.prove, progress])],
-                "file_dep": [render] + ([spec.image_stamp] if spec.image_stamp else []),
-                "targets": [proof],
-                "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
-                             (_not_environmental, [str(proof)])],
-                "task_dep": [batch_of[spec.name]] if spec.name in batch_of else [],
-                "doc": f"prove {spec.name}",
-            }
-            proofs.append(proof)
-            progress.total += _stale(render, proof, spec.image_stamp or render)
-        strict = _flag("strict")
-        yield {
-            "basename": "publish", "name": tier,
-            "actions": [(_publish, [tier, selection.every, strict, selection.settings])],
-            "file_dep": proofs,
-            "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
-            "targets": [suite.manifest_path],
-            "uptodate": [config_changed({"strict": strict, "tasks": selection.every, "selection": selection.settings}),
-                         (_manifest_current, [str(suite.manifest_path), str(suite.build_dir)])],
-            "doc": f"publish the {tier} tier's proven tasks (run by gen)",
-        }
-        # the summary, also after a gen with nothing to do; its line is the summary alone (rules.loader.Reporter)
-        yield {"basename": "gen", "name": tier, "actions": [(_summary, [tier])], "task_dep": [f"publish:{tier}"],
-               "uptodate": [False], "meta": {"quiet": True}, "doc": f"render, prove and publish the {tier} tier"}
+    try:
+        module = tiers.get(tier)
+        suite = load_suite(tier)
+        selection = module.tasks(suite, get_var)
+        envs = module.images(suite, selection.chosen)
+    except (ConfigError, Rejected) as exc:
+        yield {"basename": "gen", "name": tier, "actions": [(_tier_failed, [f"{tier}: {exc}"])],
+               "uptodate": [False], "doc": f"render, prove and publish the {tier} tier"}
+        return
+    yield from (_env_task(tier, env) for env in envs)
+    progress = Progress()  # of this command's proofs of the tier; its total is set below
+    batch_of, specs = {}, {spec.name: spec for spec in selection.chosen}
+    for name, members in module.batches(suite, selection.chosen, _jobs()).items():
+        batch_of.update({m: f"batch:{tier}/{name}" for m in members})
+        yield _batch_task(tier, suite, name, [specs[m] for m in members], progress)
+    proofs = []
+    for spec in selection.chosen:
+        yield from _task_tasks(tier, suite, spec, progress, batch_of.get(spec.name))
+        proofs.append(suite.build_dir / spec.name / "proof.json")
+    yield _publish_task(tier, suite, selection, proofs)
+    # the summary, also after a gen with nothing to do; its line is the summary alone (rules.loader.Reporter)
+    yield {"basename": "gen", "name": tier, "actions": [(_summary, [tier])], "task_dep": [f"publish:{tier}"],
+           "uptodate": [False], "meta": {"quiet": True}, "doc": f"render, prove and publish the {tier} tier"}
+
+
+def _env_task(tier: str, env) -> dict:
+    """``env:<tier>/<name>``: build one environment image the tier names (a ``rules.tier.ImageSpec``)."""
+    return {
+        "basename": "env", "name": f"{tier}/{env.name}",
+        "actions": [(_build_env, [env.build])],
+        "file_dep": list(env.deps),
+        "targets": [env.stamp],
+        "uptodate": [config_changed({"tag": env.tag, **env.settings}), lambda s=env.stamp: _image_current(s)],
+        "doc": f"build the {env.name} environment image",
+    }
+
+
+def _batch_task(tier: str, suite, name: str, members: list, progress) -> dict:
+    """``batch:<tier>/<name>``: prove the stale ones of ``members`` (TaskSpecs) together, before their own
+    ``prove:`` tasks run (which then take the batch's proofs)."""
+    names = [m.name for m in members]
+    files = [(suite.build_dir / m.name / "render.json", suite.build_dir / m.name / "proof.json",
+              m.image_stamp or suite.build_dir / m.name / "render.json") for m in members]
+    return {
+        "basename": "batch", "name": f"{tier}/{name}",
+        "actions": [(_prove_batch, [tier, names, members[0].image, suite.prove, progress])],
+        # the image as a file_dep: doit builds it first (it is a target of the image's task)
+        "file_dep": sorted({str(m.image_stamp) for m in members if m.image_stamp}),
+        "task_dep": [f"gen:{tier}/{n}" for n in names],
+        "uptodate": [(_batch_current, [files])],
+        "doc": f"prove the stale ones of {len(members)} {tier} tasks together (run by gen)",
+    }
+
+
+def _task_tasks(tier: str, suite, spec, progress, batch: str | None):
+    """``gen:<tier>/<task>`` (render) and ``prove:<tier>/<task>`` of one chosen task (a TaskSpec); ``batch``:
+    the batch task that may prove it first, or None. Counts a stale proof into ``progress``."""
+    build = suite.build_dir / spec.name
+    render, proof = build / "render.json", build / "proof.json"
+    yield {
+        "basename": "gen", "name": f"{tier}/{spec.name}",
+        "actions": [(_render, [tier, spec])],
+        "file_dep": list(spec.deps),
+        "targets": [render],
+        "uptodate": [config_changed({"generator": GENERATOR_VERSION, **spec.settings})],
+        "doc": f"render {spec.name}",
+    }
+    yield {
+        "basename": "prove", "name": f"{tier}/{spec.name}",
+        "actions": [(_prove, [tier, spec.name, spec.image, suite.prove, progress])],
+        "file_dep": [render] + ([spec.image_stamp] if spec.image_stamp else []),
+        "targets": [proof],
+        "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
+                     (_not_environmental, [str(proof)])],
+        "task_dep": [batch] if batch else [],
+        "doc": f"prove {spec.name}",
+    }
+    progress.total += _stale(render, proof, spec.image_stamp or render)
+
+
+def _publish_task(tier: str, suite, selection, proofs: list) -> dict:
+    """``publish:<tier>``: publish the proven tasks of every task the tier has and write its manifest."""
+    strict = _flag("strict")
+    return {
+        "basename": "publish", "name": tier,
+        "actions": [(_publish, [tier, selection.every, strict, selection.settings])],
+        "file_dep": proofs,
+        "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
+        "targets": [suite.manifest_path],
+        "uptodate": [config_changed({"strict": strict, "tasks": selection.every, "selection": selection.settings}),
+                     (_manifest_current, [str(suite.manifest_path), str(suite.build_dir)])],
+        "doc": f"publish the {tier} tier's proven tasks (run by gen)",
+    }
 
 
 def _manifest_current(manifest: str, build_dir: str) -> bool:

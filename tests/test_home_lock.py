@@ -67,3 +67,15 @@ def test_doit_started_outside_the_lab_folder_says_where_to_start_it(lab_home):
                          env={**os.environ, "LAB_HOME": str(lab_home)}, capture_output=True, text=True, timeout=300)
     assert res.returncode != 0 and f"run doit in the lab folder ({PROJECT})" in res.stderr, res.stderr[-2000:]
     assert not (lab_home / ".lab").exists()
+
+
+def test_a_stopped_command_writes_nothing_more(tmp_path):
+    """After ``stop_writes`` (the stop handler's first step) a trial's thread that sees its container removed
+    stores nothing: every write raises ``Stopped`` and leaves no file, not even a temporary one."""
+    code = ("import sys; from pathlib import Path; from rules import files\n"
+            "p = Path(sys.argv[1]); files.write_json(p / 'before.json', {'ok': 1}); files.stop_writes()\n"
+            "try:\n    files.write_json(p / 'result.json', {'status': 'error'})\n"
+            "except files.Stopped as exc:\n    print('refused:', exc)\n")
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=PROJECT, capture_output=True, text=True)
+    assert res.returncode == 0 and "refused:" in res.stdout and "told to stop" in res.stdout, res.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["before.json"]

@@ -186,6 +186,20 @@ def test_repeats_give_mean_and_sample_sd_while_pass_k_and_mcnemar_use_repeat_1()
     assert report.spread([0.5]) == {"repeats": 1, "rates": [0.5], "mean": 0.5, "sd": None, "min": 0.5, "max": 0.5}
 
 
+def test_a_repeat_still_under_way_is_left_out_of_the_mean_over_repeats():
+    """A newcomer saw "pass@2 over repeats" fall while a second repeat ran: its tasks without a trial yet counted
+    as failures. The mean is over complete repeats; the incomplete one is named in a warning."""
+    first = _passing("python-a", "python-b", "go-a")  # 3 of 6
+    second = {t: _res("pass", 1) for t in ("python-a", "python-c")}  # under way: 2 of 6 tasks have a trial
+    r = build_report("aider", TASKS, [_run("half", {1: first, 2: second})], generated="2025-01-02T03:04:05+00:00")
+    row = _row(r, "half")
+    assert row["repeats"] == [1, 2] and row["per_repeat"][1]["missing"] == 4
+    s = row["repeat_rates"]["pass_2"]
+    assert (s["repeats"], s["mean"]) == (1, pytest.approx(0.5)), s
+    assert any(w.startswith("half: repeat(s) 2 incomplete") and "left out of the mean" in w for w in r["warnings"])
+    assert "1 complete repeat" in render_pages(r)["report.html"]
+
+
 def test_mcnemar_pairs_only_tasks_both_runs_finished():
     r = _fixed()
     pass2 = next(c for c in r["comparisons"] if c["metric"] == "pass@2" and c["b"] == "noop" and c["a"] == "alpha.m1")

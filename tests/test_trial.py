@@ -109,6 +109,9 @@ def test_progress_counts_results_and_estimates_from_this_runs_pace(tmp_path):
     assert (p["done"], p["passing"], p["errors"], p["done_now"]) == (2, 1, 1, 2)
     assert p["eta"] == pytest.approx(150.0)  # 50 s per trial since the first one started, 3 left
     assert progress_line("x", p) == "[x] 2/5 done, 1 passing, 1 errors, elapsed 0:08:20, ETA 0:02:30"
+    # an error an earlier command left (a newcomer's stopped run) is still to be redone, not this run's error
+    os.utime(tmp_path / "c" / "result.json", (now - 600, now - 600))
+    assert progress(tmp_path, ["a", "b", "c", "d", "e"], since=now - 500, now=now)["errors"] == 0
 
 
 def test_followup_prompt_keeps_the_end_of_long_test_output():
@@ -391,6 +394,8 @@ def test_resume_after_sigkill_finishes_every_trial_exactly_once(home):
     assert all(after[t] == data for t, data in before.items()), "a finished trial was run again"
     assert all(json.loads(d)["status"] in ("pass", "fail") for d in after.values())
     assert not list(runs.glob("**/.*.tmp")), "no half-written file"
+    # the trial stopped under way stores no error of the stop's making (Docker's "409 ... marked for removal")
+    assert not list(runs.glob("*/result.json")), [p.read_text()[:500] for p in runs.glob("*/result.json")]
     assert lab_containers(**{"lab.agent": "slow"}) == []
 
 
