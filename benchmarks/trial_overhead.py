@@ -31,7 +31,7 @@ sys.path.insert(0, str(PROJECT / "tests"))
 def make_home(home: Path, n: int) -> list[str]:
     """A lab home with ``n`` Python tasks and a manifest; returns the task names."""
     from fixture_upstream import GOOD_PY, STUB_PY, _python, make_upstream, write_exercise
-    from rules import aider
+    from rules.tiers.aider import exercises as aider
     from rules.files import write_atomic, write_json
 
     up = make_upstream(home.parent / "upstream", only=["python/hello"])

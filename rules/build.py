@@ -1,6 +1,6 @@
 """Building a tier: stage each rendered task, prove it, publish the kept ones with a manifest.
 
-Tier-agnostic: a tier module (``rules.aider``) supplies ``discover``/``render``; this module does the
+Tier-agnostic: a tier module (``rules.tiers.aider.exercises``) supplies ``discover``/``render``; this module does the
 rest. Layout under ``.lab/build/<tier>/<task>/``: ``task/`` and ``answer/`` (the staged render),
 ``render.json`` (digest of the render, or the reason it failed), ``proof.json`` (the proof record),
 ``batch-proof.json`` (for a moment: a proof a batch made, until the task's own prove step takes it) and

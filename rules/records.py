@@ -344,7 +344,7 @@ class TrialResult(_Record):
 
 @dataclass
 class SweResult(_Record):
-    """A swe trial's ``result.json`` (rules.swerun): the task, its groups, the run, its agents and their
+    """A swe trial's ``result.json`` (rules.tiers.swe.swerun): the task, its groups, the run, its agents and their
     settings, the ``attempts`` (one record each, ``swerun``'s ``_attempt_record`` with the measure's fields),
     the ``chosen`` attempt, whether it was ``plausible`` and ``resolved``, ``status`` (the chosen attempt's),
     ``error`` and ``error_kind``, ``tests``, usage and seconds, the time stamps, ``key``, ``graded`` (after a

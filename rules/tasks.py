@@ -1,7 +1,7 @@
 """The doit task creators: importing this module does nothing; each creator yields task dicts.
 
 Each creator is short and reads like a table of what invalidates what; the work happens in plain functions
-elsewhere (rules.aider, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
+elsewhere (rules.tiers.aider.exercises, rules.prove, rules.trial, rules.report) that know nothing of doit. Command-line
 variables (``agent=``, ``langs=``, ``limit=``, ``all=``, ``upstream=``, ``ref=``, ``jobs=``, ``strict=``,
 ``tries=``, ``repeat=``, ``suite=``, ``backend=``, ``cluster=``, and the agents' settings such as ``model=``)
 are read here with ``doit.get_var`` and passed to actions as arguments. Before any creator runs, lab's loader

@@ -38,7 +38,7 @@ Whether a stored result still counts is decided in one place, ``trial_state``: `
 the grading changed: ``check.sh``, the grader image, the grading limits; ``regrade_trial`` grades the kept work
 trees again) or ``rerun`` (anything the agent saw or is changed). ``TrialKind`` is what every kind of trial
 offers the orchestration (``rules.runs``, which runs them through ``rules.backends``: this module imports
-neither); ``Trial`` is one agent's tries, ``rules.swerun.SweTrial`` agents' attempts.
+neither); ``Trial`` is one agent's tries, ``rules.tiers.swe.swerun.SweTrial`` agents' attempts.
 """
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class TrialKind:
     ``run_one``, and write its record), ``regrade`` (grade its kept work again), and what a run prints and
     keeps (``run_record``: the run's run.json; ``label``; ``summary``; ``after``: what follows a new result).
     A kind is a frozen dataclass with at least ``task_dir``, ``run_dir``, ``grade_limits``, ``run`` and
-    ``repeat``: ``Trial`` is the kind of one agent making tries, ``rules.swerun.SweTrial`` that of agents taking
+    ``repeat``: ``Trial`` is the kind of one agent making tries, ``rules.tiers.swe.swerun.SweTrial`` that of agents taking
     turns at attempts, each attempt a one-try ``Trial``."""
 
     FORMAT: ClassVar[int] = TRIAL_FORMAT

@@ -91,7 +91,7 @@ def write_swe_suite(home: Path, root: Path) -> None:
 
 def calc_env(**more):
     """The swe tier's environment for the calc fixture (``more``: other ``swebench.Env`` fields)."""
-    from rules import swebench
+    from rules.tiers.swe import swebench
 
     return swebench.Env("calc", "lab/calc", ("0.1",), "3.11", "bookworm", install=("pip install pytest",),
                         setup_source=False, **more)

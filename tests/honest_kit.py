@@ -27,7 +27,7 @@ class Proven:
 def prove_fixture(base: Path, exercise: str, image: str, memory: int, timeout: float) -> Proven:
     """Render the fixture upstream's ``exercise`` (``<track>/<slug>``) into ``base`` and prove it with
     ``image``; fails the test unless it is kept."""
-    from rules import aider
+    from rules.tiers.aider import exercises as aider
     from rules.config import Limits
     from rules.files import write_atomic
     from rules.prove import prove

@@ -111,7 +111,7 @@ def _upstream(root: Path, keys: list[str]) -> Path:
 
 
 def _rendered(up: Path, keys: list[str], out: Path):
-    from rules import aider
+    from rules.tiers.aider import exercises as aider
     from rules.files import write_atomic
     from rules.prove import BatchItem
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rules import aider, prove, worktree
+from rules import prove, worktree
+from rules.tiers.aider import exercises as aider
 from rules.config import Limits
 from rules.files import write_atomic
 from rules.grade import grade

@@ -23,7 +23,7 @@ from fixture_swe import BASE, FIXED_SOURCE, calc_env, lay_rendered, make_calc  #
 from fixture_upstream import make_upstream  # noqa: E402
 from honest_kit import PYTEST_RUNNER_PATCH, REPORT_FLOOD, reports_handed_over  # noqa: E402
 
-from rules import swebench  # noqa: E402
+from rules.tiers.swe import swebench  # noqa: E402
 from rules.config import Suite  # noqa: E402
 
 docker = pytest.mark.docker
@@ -606,7 +606,7 @@ def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_
     plausible. It is an infrastructure error (SandboxError: the trial ends in ``error`` and runs again) instead;
     an attempt's own run cut short is a problem of the attempt, named (its code may be what hangs)."""
     import rules.grade
-    import rules.swebench
+    import rules.tiers.swe.swebench
     from rules.config import Limits
     from rules.grade import Grade
     from rules.sandbox import SandboxError
@@ -616,7 +616,7 @@ def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_
                      seconds=1.0, output="", oom_killed=cut == "oom_killed", tests=["tests.test_calc::test_mul"])
 
     monkeypatch.setattr(rules.grade, "grade", cut_short)
-    monkeypatch.setattr(rules.swebench, "lay_work_tree", lambda task, tree, answer=None: Path(tree).mkdir(parents=True))
+    monkeypatch.setattr(rules.tiers.swe.swebench, "lay_work_tree", lambda task, tree, answer=None: Path(tree).mkdir(parents=True))
     limits = Limits(timeout=30)
     with pytest.raises(SandboxError, match="did not finish on the untouched base"):
         swebench.pretest_baseline(tmp_path / "pretest", tmp_path / "task", image="x", limits=limits)

@@ -61,7 +61,7 @@ def test_no_import_cycle_among_rules_modules_even_inside_functions():
 
 def test_trial_never_imports_backends_or_runs():
     graph = _graph()
-    assert not graph["rules.trial"] & {"rules.backends", "rules.runs", "rules.swebench", "rules.swerun"}
+    assert not graph["rules.trial"] & {"rules.backends", "rules.runs", "rules.tiers.swe.swebench", "rules.tiers.swe.swerun"}
     assert "rules.runs" not in graph["rules.backends"]
 
 

@@ -107,7 +107,7 @@ def test_the_swe_tiers_new_records_carry_only_its_own_group():
 
 def test_the_writers_keep_the_aider_tiers_files_as_they_were():
     from rules import tiers
-    from rules.aider import GROUP_KEYS
+    from rules.tiers.aider.exercises import GROUP_KEYS
 
     assert GROUP_KEYS == tiers.groups_of("aider") == AIDER and tiers.groups_of(None) == ()
     meta = TaskMeta.from_json(AIDER_TASK, AIDER)

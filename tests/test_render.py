@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from fixture_upstream import EXERCISES, write_exercise
-from rules import aider
+from rules.tiers.aider import exercises as aider
 
 
 def _exercises(root):

@@ -27,7 +27,7 @@ FLASK_A, FLASK_B, PYTEST_A, PYTEST_B, PYTEST_C, SYMPY_A, SYMPY_B, SYMPY_C, REQUE
 
 
 def attempt(n, agent, plausible, status, problems=None, usage=None):
-    """One attempt record as rules.swerun writes it (``status``: its own held-out outcome)."""
+    """One attempt record as rules.tiers.swe.swerun writes it (``status``: its own held-out outcome)."""
     return {"attempt": n, "agent": agent, "run": agent, "label": agent, "plausible": plausible,
             "problems": 0 if plausible else (problems or 1), "edit": None, "lint": [], "broken": [],
             "diff_lines": 10 + n, "status": status, "agent_seconds": 3.0, "grading_seconds": 20.0,
@@ -204,7 +204,7 @@ def test_stale_results_count_as_not_resolved_through_swerun(tmp_path, monkeypatc
         seen.append((result["task"], task_dir.name, agents))
         return result["task"] == FLASK_B
 
-    monkeypatch.setitem(sys.modules, "rules.swerun", types.SimpleNamespace(stale=stale))
+    monkeypatch.setitem(sys.modules, "rules.tiers.swe.swerun", types.SimpleNamespace(stale=stale))
     folder = runs_dir / "a+b"
     for t, res in ((FLASK_A, swe_result(FLASK_A, "pass", [("a", True, "pass")])),
                    (FLASK_B, swe_result(FLASK_B, "pass", [("a", True, "pass")])),
@@ -220,7 +220,7 @@ def test_stale_results_count_as_not_resolved_through_swerun(tmp_path, monkeypatc
     assert sorted(seen) == [(FLASK_A, FLASK_A, {"a": "A"}), (FLASK_B, FLASK_B, {"a": "A"})]  # errors never stale
     row = build_report("swe", tasks, [run], generated=GENERATED)["agents"][0]
     assert row["resolved"] == report.rate(1, 3) and row["stale"] == 1 and row["attempts"]["allowed"] == 4
-    monkeypatch.setitem(sys.modules, "rules.swerun", None)  # no rules.swerun: nothing is stale
+    monkeypatch.setitem(sys.modules, "rules.tiers.swe.swerun", None)  # no rules.tiers.swe.swerun: nothing is stale
     (run,), _ = report.load_runs(runs_dir, tasks, tasks_dir, {}, SweTier().stale_judge(None, {}), SWE)
     assert run.outcomes[1][FLASK_B] == "resolved"
 
@@ -323,7 +323,7 @@ def swe_home(home: Path, results: dict[str, dict]) -> Path:
 
 
 def test_doit_report_suite_swe_writes_the_three_files(tmp_path):
-    # unfinished trials only: whether a finished one is current is rules.swerun's call (next test)
+    # unfinished trials only: whether a finished one is current is rules.tiers.swe.swerun's call (next test)
     swe = swe_home(tmp_path / "home", {SYMPY_A: error_result(SYMPY_A),
                                        FLASK_A: error_result(FLASK_A, "infrastructure", "engine refused")})
     res = run_doit(tmp_path / "home", "report", "suite=swe", timeout=120)
@@ -353,7 +353,7 @@ def test_write_report_swe_judges_finished_trials_with_swerun(tmp_path, monkeypat
         asked.append((task_dir, agent_definitions))
         return result["task"] == PYTEST_A
 
-    monkeypatch.setitem(sys.modules, "rules.swerun", types.SimpleNamespace(stale=stale))
+    monkeypatch.setitem(sys.modules, "rules.tiers.swe.swerun", types.SimpleNamespace(stale=stale))
     data = report.write_report("swe", echo=False)
     assert json.loads((swe / "report.json").read_text()) == data
     assert [m["outcomes"]["a"] for m in data["matrix"]] == ["resolved", "stale", "unresolved"]
@@ -365,7 +365,7 @@ def test_write_report_swe_judges_finished_trials_with_swerun(tmp_path, monkeypat
 
 
 def test_a_tampered_attempt_shows_the_evidence_of_its_own_trial_record(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "rules.swerun", None)
+    monkeypatch.setitem(sys.modules, "rules.tiers.swe.swerun", None)
     trial = tmp_path / "runs" / "a" / FLASK_A
     (trial / "attempt-2").mkdir(parents=True)
     res = swe_result(FLASK_A, "tampered", [("a", False, "fail"), ("b", True, "tampered")])

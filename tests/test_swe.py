@@ -11,7 +11,7 @@ import pytest
 from conftest import run_doit, write_suite
 from fixture_upstream import make_upstream
 from fixture_swe import FIXED_SOURCE, HINT, ISSUE, calc_env as _env, lay_rendered as _lay, make_calc, write_swe_suite
-from rules import swebench
+from rules.tiers.swe import swebench
 from rules.tier import Rejected
 
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from rules import aider
+from rules.tiers.aider import exercises as aider
 
 
 def exercise(tmp_path: Path, track: str, slug: str, files: dict[str, str], config: dict) -> aider.Exercise:

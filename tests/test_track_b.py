@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 
-from rules import aider, reports
+from rules import reports
+from rules.tiers.aider import exercises as aider
 from rules.grade import decide
 
 

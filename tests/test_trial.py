@@ -196,7 +196,7 @@ def test_only_containers_of_a_run_provably_gone_are_cleaned_up():
 def make_tier(home: Path) -> None:
     """Render the fixture's Python exercises into ``home``'s aider tier with a manifest (no proving: the
     fixture's stubs fail and its ledger passes by construction)."""
-    from rules import aider
+    from rules.tiers.aider import exercises as aider
     from rules.files import write_atomic, write_json
 
     up = make_upstream(home.parent / "upstream", only=["python/hello", "python/ledger"])

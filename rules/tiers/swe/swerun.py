@@ -7,10 +7,10 @@ task's environment image (so ``{test_cmd}``, the repository's pre-existing tests
 network-less container of that image grades the work tree with the held-out tests.
 
 After each attempt lab measures, on the agent's work alone, whether it is *plausible*
-(``rules.swebench.measure``, after Aider's SWE-bench harness): a non-empty patch that applies to a fresh base,
+(``rules.tiers.swe.swebench.measure``, after Aider's SWE-bench harness): a non-empty patch that applies to a fresh base,
 no syntax error in the Python files it changes, and every pre-existing test that passed at base still passing
 (``pretest.sh``, run offline in the task's image, never a held-out test). The first plausible attempt is the
-answer and ends the trial; with none, the least bad one (``rules.swebench.choose``). The choice never reads a
+answer and ends the trial; with none, the least bad one (``rules.tiers.swe.swebench.choose``). The choice never reads a
 held-out result: those grade every attempt only so the report can show what the choice cost ("resolved by any
 attempt", an upper bound, never the score). No attempt gets a second try fed with test output: that output
 would come from held-out tests, so tries are 1.
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from rules import sandbox, swebench
+from rules import sandbox
+from rules.tiers.swe import swebench
 from rules.agents import Agent
 from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json

@@ -402,7 +402,7 @@ def dataset_path(suite: Suite, var: Callable = lambda name, default=None: defaul
 # ---- rendering ----
 
 def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
-    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.aider.Rendered``:
+    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.tiers.aider.exercises.Rendered``:
     task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
     ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
     environment for its repository and version, a patch that does not apply, test names without an id) and
@@ -410,12 +410,12 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     import io
     import tarfile
 
-    from rules.aider import Rendered
+    from rules.tiers.aider.exercises import Rendered
     from rules.render import render as render_template
     from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
 
     if env is None:
-        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/swebench.py ENVS)")
+        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/swebench.py ENVS)")
     try:
         repo = repo_dir(inst.repo, repos)
     except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection
@@ -480,7 +480,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones): pretest.sh
     out.pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
                    if pre_existing else None)
-    if out.pretest:  # only lab reads it (rules.swerun): the task folder never reaches an agent's container
+    if out.pretest:  # only lab reads it (rules.tiers.swe.swerun): the task folder never reaches an agent's container
         out.task_files[PRETEST] = (out.pretest.encode(), 0o755)
     out.task_files["workspace.tar"] = (tar, 0o644)
     out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
@@ -1002,7 +1002,7 @@ def until_plausible(attempts: int, make: Callable[[int], Attempt | None]) -> lis
 
 def run_attempts(task_dir: Path, agents: list[tuple[str, Callable[[Path, int], None]]], attempts: int,
                  broken: Callable[[Path], list[str]] = lambda tree: []) -> dict:
-    """Retry until plausible with in-process agents (``rules.swerun`` runs real ones in containers): attempt
+    """Retry until plausible with in-process agents (``rules.tiers.swe.swerun`` runs real ones in containers): attempt
     1..``attempts``, each from a fresh work tree laid by the task's setup.sh, cycling through ``agents`` (name,
     run(work_tree, attempt)). Returns ``{"attempts": [outcomes], "chosen": index, "plausible": bool, "agent",
     "patch"}`` (``choose``). An agent that raises is an attempt with that problem as its edit outcome."""

@@ -1,8 +1,8 @@
 """The swe tier (SWE-bench-style instances: a repository at the commit before a fix, the issue as the prompt,
 held-out FAIL_TO_PASS / PASS_TO_PASS tests) as a ``rules.tier.Tier``.
 
-The dataset, environments, rendering, proofs and predictions live in ``rules.swebench``; the trial kind (attempts
-across agents, retry until plausible) in ``rules.swerun``. This module is the seam: which instances a command
+The dataset, environments, rendering, proofs and predictions live in ``rules.tiers.swe.swebench``; the trial kind (attempts
+across agents, retry until plausible) in ``rules.tiers.swe.swerun``. This module is the seam: which instances a command
 chooses, how its runs are planned (``agent=NAME`` or ``agents=A,B``, ``attempts=N``, ``repeat=N``), the agent
 images built FROM each task's environment image, and the report's profile (resolved per repository).
 """
@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from rules import swebench
+from rules.tiers.swe import swebench
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.files import files_below, read_json
 from rules.records import TASK_FORMAT
@@ -154,7 +154,7 @@ class SweTier(Tier):
     def agent_bases(self, suite: Suite, tasks: list[str]) -> dict[str, str]:
         """Each environment image the published ``tasks`` run in (env name → tag): agents are built FROM it, so
         they run the repository's own tests with ``{test_cmd}``."""
-        from rules.swerun import published_envs
+        from rules.tiers.swe.swerun import published_envs
 
         return published_envs(suite, tasks)
 
@@ -178,10 +178,10 @@ class SweTier(Tier):
         return swebench.results_summary(swebench.evaluate(suite, path))
 
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
-        """``rules.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
-        without ``rules.swerun`` judges nothing stale."""
+        """``rules.tiers.swe.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
+        without ``rules.tiers.swe.swerun`` judges nothing stale."""
         try:
-            from rules.swerun import stale
+            from rules.tiers.swe.swerun import stale
         except ImportError:
             return lambda result, task_dir, agent, trial_dir: False
         return lambda result, task_dir, agent, trial_dir: bool(stale(result, task_dir, agents))
@@ -201,7 +201,7 @@ def _plans(ctx: EvalContext, attempts: int) -> dict:
     """The swe runs this command can make: agent name → (run id, [agent]) for each agent, and ``"agents"`` →
     (run id, [agents]) for ``agents=a,b`` (they take turns); a run that cannot be made maps to its one-line
     reason."""
-    from rules.swerun import run_of
+    from rules.tiers.swe.swerun import run_of
 
     plans: dict = {}
     for name, found in ctx.runs.items():
@@ -217,7 +217,7 @@ def _plans(ctx: EvalContext, attempts: int) -> dict:
 
 def _turns(ctx: EvalContext, asked: str, attempts: int):
     """The plan of ``agents=asked``: (run id, [agents]) or the one-line reason it cannot be made."""
-    from rules.swerun import run_of
+    from rules.tiers.swe.swerun import run_of
 
     names = [n.strip() for n in asked.split(",") if n.strip()]
     if not names:
@@ -233,15 +233,15 @@ def _turns(ctx: EvalContext, asked: str, attempts: int):
 
 def _trial(spec: list, task: str, folders: list[str], since: float, attempts: int, run: str, repeat: int,
            backend: str, cluster: str | None) -> None:
-    """One swe trial (doit's action): ``rules.swerun.eval_swe_trial``; raises ConfigError or BackendError."""
-    from rules.swerun import eval_swe_trial
+    """One swe trial (doit's action): ``rules.tiers.swe.swerun.eval_swe_trial``; raises ConfigError or BackendError."""
+    from rules.tiers.swe.swerun import eval_swe_trial
 
     eval_swe_trial(spec, task, folders, since, attempts, run, repeat, backend, cluster)
 
 
 def _current(spec: list, task: str, attempts: int, run: str, repeat: int) -> bool:
-    """doit's up-to-date check of a swe trial (``rules.swerun.swe_trial_uptodate``)."""
-    from rules.swerun import swe_trial_uptodate
+    """doit's up-to-date check of a swe trial (``rules.tiers.swe.swerun.swe_trial_uptodate``)."""
+    from rules.tiers.swe.swerun import swe_trial_uptodate
 
     try:
         return swe_trial_uptodate(spec, task, attempts, run, repeat)

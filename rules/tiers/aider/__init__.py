@@ -3,7 +3,7 @@
 ``python -m rules.tiers.aider UPSTREAM TRACK [SLUG ...]`` proves exercises straight from an upstream checkout,
 outside doit, and prints one line each: a tool for working on a track's templates.
 
-Discovery and rendering live in ``rules.aider``; this module is the tier's seam: which tasks a command chooses,
+Discovery and rendering live in ``rules.tiers.aider.exercises``; this module is the tier's seam: which tasks a command chooses,
 how they are proven (one grader image, batches per track), how its trials are planned (``eval:<run>/<task>``,
 ``tries=N`` with the test output fed back, ``repeat=N``, ``backend=``) and how its report reads (pass@1 and
 pass@2 per language, free tasks apart, aider's leaderboard records).
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from rules import aider
+from rules.tiers.aider import exercises as aider
 from rules.config import ConfigError, Limits, Suite
 from rules.prove import BatchRunner
 from rules.records import TASK_FORMAT
@@ -66,7 +66,7 @@ PROFILE = Profile("aider", (Metric("pass_1", "pass@1", 1), Metric("pass_2", "pas
 
 
 class AiderTier(Tier):
-    """The aider tier (Exercism exercises, ``rules.aider``) through the seam: one grader image for all tasks,
+    """The aider tier (Exercism exercises, ``rules.tiers.aider.exercises``) through the seam: one grader image for all tasks,
     trials of up to ``tries=N`` tries (default 2: the polyglot benchmark's pass@2), reported as pass@1 and
     pass@2 per language."""
 
@@ -77,7 +77,8 @@ class AiderTier(Tier):
     selection_vars = ("langs", "limit", "all")
 
     def tasks(self, suite: Suite, var: Callable[..., Any]) -> Selection:
-        from rules import aider, images
+        from rules import images
+        from rules.tiers.aider import exercises as aider
 
         langs = var("langs")
         languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
@@ -101,7 +102,7 @@ class AiderTier(Tier):
         return Selection([e.task for e in everything], specs, {"languages": languages, "limit": limit})
 
     def render(self, suite: Suite, spec: TaskSpec):
-        from rules import aider
+        from rules.tiers.aider import exercises as aider
 
         try:
             return aider.render(spec.source)
@@ -236,54 +237,3 @@ def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, image: str, gra
         return ((key.get("run") or {}).get("task_digest") != task_digest(task_dir, without=GRADING_FILES)
                 or (key.get("grade") or {}).get("check_digest") != check_digest(task_dir))
     return result_state_for_report(result, task_dir, agent, limits, trial_dir, image, grader_id) != "current"
-
-
-def _main(argv: list[str]) -> int:
-    import json
-    from concurrent.futures import ThreadPoolExecutor
-
-    import tempfile
-    import time
-
-    from rules import aider, images
-    from rules.config import load_suite
-    from rules.files import write_atomic
-    from rules.prove import prove
-
-    if len(argv) < 2:
-        print("usage: python -m rules.tiers.aider UPSTREAM_DIR TRACK [SLUG ...]", file=sys.stderr)
-        return 2
-    upstream, track, slugs = Path(argv[0]), argv[1], set(argv[2:])
-    suite = load_suite("aider")
-    exercises = [e for e in aider.discover(upstream, [track]) if not slugs or e.slug in slugs]
-    out_dir = Path(tempfile.mkdtemp(prefix=f"lab-prove-{track}-"))
-
-    def one(ex):
-        t0 = time.monotonic()
-        try:
-            r = aider.render(ex)
-        except aider.ExerciseError as exc:
-            return ex.task, "rejected", str(exc), 0, 0.0
-        base = out_dir / ex.task
-        for rel, (data, mode) in r.task_files.items():
-            write_atomic(base / "task" / rel, data, mode)
-        for rel, (data, mode) in r.answer_files.items():
-            write_atomic(base / "answer" / rel, data, mode)
-        rec = prove(base / "task", base / "answer", image=images.GRADER, limits=suite.prove, meta=r.meta,
-                    log_dir=base)
-        write_atomic(base / "proof.json", json.dumps(rec, indent=2))
-        ran = (rec["reference"] or {}).get("ran", 0)
-        return ex.task, rec["status"], rec["reason"], ran, time.monotonic() - t0
-
-    t0 = time.monotonic()
-    counts: dict[str, int] = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for task, status, reason, ran, secs in pool.map(one, exercises):
-            counts[status] = counts.get(status, 0) + 1
-            print(f"{task:45} {status:9} tests={ran:<4} {secs:6.1f}s {reason}", flush=True)
-    print(f"{counts} in {time.monotonic() - t0:.0f}s; logs under {out_dir}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
