@@ -4,7 +4,7 @@
 
 BEFORE and AFTER are each a tier's ``manifest.json`` (its ``status``, ``test_ids`` and the reference's and
 stub's test counts), a folder of proofs (``<task>/proof.json`` below it, as ``.lab/build/<tier>/`` or
-``python -m rules.prove`` writes them), or several such folders joined by commas. Only tasks proven in both
+``python -m rules.tiers.aider`` writes them), or several such folders joined by commas. Only tasks proven in both
 are compared. Prints one line per task that differs and a summary; exits 1 when any does. A speed change must leave every line of this unchanged.
 """
 from __future__ import annotations
