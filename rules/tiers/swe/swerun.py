@@ -274,7 +274,7 @@ def new_result(st: SweTrial, meta: dict) -> SweResult:
     names = [a.name for a in st.agents]
     return SweResult(
         task=meta.get("task", st.task_dir.name), tier=TIER,
-        groups={k: meta.get(k) for k in swebench.SweTier.group_keys}, run=st.run, label=st.label,
+        groups={k: meta.get(k) for k in swebench.GROUPS}, run=st.run, label=st.label,
         agent="+".join(names), agents=names, agent_settings=[dict(a.values) for a in st.agents],
         settings=dict(st.agents[0].values) if len(st.agents) == 1 else {}, repeat=st.repeat,
         attempts_allowed=st.attempts, started=now(), images={"grader": {"tag": st.image, "id": ""}})
@@ -367,7 +367,7 @@ def regrade_swe_trial(st: SweTrial, result: dict, grader_id: str) -> dict | None
     new["images"]["grader"]["id"] = grader_id
     new["graded"] = {"grader_image_id": grader_id, "regraded": True, "at": now()}
     path = st.run_dir / "result.json"
-    return SweResult.from_json(new, swebench.SweTier.group_keys, path).save(path)
+    return SweResult.from_json(new, swebench.GROUPS, path).save(path)
 
 
 # ---- predictions ----
