@@ -89,11 +89,14 @@ def spread(rates: list[float]) -> dict:
 
 
 def profile_of(tier: str) -> Profile:
-    """The report profile of ``tier`` (its ``rules.tier.Tier.profile``). Raises ConfigError naming the known
-    tiers for a tier lab does not know (never another tier's profile)."""
+    """The report profile of ``tier`` (its ``rules.tier.Tier.profile``), its outcome words counted
+    (``count_words``). Raises ConfigError naming the known tiers for a tier lab does not know (never another
+    tier's profile)."""
     from rules import tiers
 
-    return tiers.get(tier).profile
+    profile = tiers.get(tier).profile
+    count_words(profile)
+    return profile
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,8 @@ def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = N
     if stale:
         return "stale"
     status = result.get("status")
+    if profile:
+        count_words(profile)
     if status == "pass":
         return (profile.passed if profile else None) or f"pass@{result.get('passed_try') or 1}"
     if status == "fail":
@@ -183,8 +188,24 @@ def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = N
     return f"error:{error_kind(result)}"
 
 
-PASSED = ("resolved",)  # outcome words of a passed trial besides pass@N (one grading: of the chosen attempt)
-UNPASSED = ("fail", "unresolved", "timeout", "tampered")  # finished, not passed
+# outcome words besides pass@N: of a passed trial, and of one finished but not passed; a tier's profile adds its
+# own (``count_words``), so that a word the report shows is a word it counts
+PASSED = {"resolved"}
+UNPASSED = {"fail", "unresolved", "timeout", "tampered"}
+
+
+def count_words(profile: Profile) -> None:
+    """Count ``profile``'s own outcome words (``passed``, ``failed``) as a passed and a finished, not passed,
+    trial's. Raises ConfigError when a word would be both (two tiers' profiles that disagree)."""
+    from rules.config import ConfigError
+
+    for word, mine, other in ((profile.passed, PASSED, UNPASSED), (profile.failed, UNPASSED, PASSED)):
+        if not word:
+            continue
+        if word in other or word.startswith(("pass@", "error:")) or word in ("missing", "stale"):
+            raise ConfigError(f"tier {profile.tier!r}: its profile's outcome word {word!r} already means something "
+                              "else to the report; give the profile another word")
+        mine.add(word)
 
 
 def passed_within(outcome: str, tries: int) -> bool:
@@ -209,13 +230,15 @@ def _usage(results: list[dict]) -> dict:
             "cost": round(sum(costs), 6) if costs else None, "usage_known": len(usages)}
 
 
-def _counts(words: list[str]) -> dict:
+def _counts(words: list[str], late: int = 2) -> dict:
+    """Counts of outcome ``words``; ``passed_late``: passes on a try past ``late`` (the most tries a metric
+    counts), which no rate counts."""
     return {"trials": sum(w != "missing" for w in words), "finished": sum(finished(w) for w in words),
             "errors": sum(w.startswith("error:") for w in words),
             "errors_agent": words.count("error:agent"), "errors_infrastructure": words.count("error:infrastructure"),
             "timeouts": words.count("timeout"), "tampered": words.count("tampered"),
             "stale": words.count("stale"), "missing": words.count("missing"),
-            "passed_late": sum(w.startswith("pass@") and w[5:].isdigit() and int(w[5:]) > 2 for w in words)}
+            "passed_late": sum(w.startswith("pass@") and w[5:].isdigit() and int(w[5:]) > late for w in words)}
 
 
 def graded_by(results: list[dict]) -> list[dict]:
@@ -262,7 +285,8 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
         return {m.key: rate(count(rows, m.tries, outcomes), len(rows)) for m in profile.metrics}
 
     words = {k: [run.outcomes.get(k, {}).get(r.task, "missing") for r in tasks] for k in repeats}
-    per_repeat = [{"repeat": k, **rates(tasks, run.outcomes.get(k, {})), **_counts(words[k])} for k in repeats]
+    late = max(m.tries for m in profile.metrics)
+    per_repeat = [{"repeat": k, **rates(tasks, run.outcomes.get(k, {})), **_counts(words[k], late)} for k in repeats]
     everything = [w for k in repeats for w in words[k]]
     current = [(k, r.task, run.results[k][r.task]) for k in repeats for r in tasks
                if r.task in run.results.get(k, {}) and run.outcomes[k].get(r.task) != "stale"]
@@ -287,7 +311,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
         "repeat_rates": {m.key: spread([p[m.key]["rate"] for p in per_repeat
                                         if p[m.key]["rate"] is not None and not p["missing"]])
                          for m in profile.metrics},
-        "per_repeat": per_repeat, **_counts(everything),
+        "per_repeat": per_repeat, **_counts(everything, late),
         "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
                            for (kind, msg), names in sorted(messages.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
         "tampered_evidence": evidence, "graded_by": graded_by([res for _k, _t, res in current]),
@@ -462,8 +486,10 @@ def warnings_of(rows: list[dict], profile: Profile) -> list[str]:
             out.append(f"{row['label']}: {row['tampered']} trial(s) tampered with their test report "
                        f"(counted as not {profile.verb}; evidence in report.json)")
         if row.get("passed_late"):
-            out.append(f"{row['label']}: {row['passed_late']} trial(s) passed only on try 3 or later (a run with "
-                       f"tries=3 or more): pass@1 and pass@2 count them as not passed; see the matrix")
+            late = max(m.tries for m in profile.metrics)
+            out.append(f"{row['label']}: {row['passed_late']} trial(s) passed only on try {late + 1} or later (a run "
+                       f"with tries={late + 1} or more): {' and '.join(m.name for m in profile.metrics)} count them "
+                       f"as not passed; see the matrix")
         if row.get("one_try") and any(m.tries > 1 for m in profile.metrics):
             out.append(f"{row['label']}: {row['one_try']} trial(s) were run with tries=1: their "
                        f"{', '.join(m.name for m in profile.metrics if m.tries > 1)} is their first try's, "
@@ -858,6 +884,21 @@ def with_attempt_evidence(result: dict, trial_dir: Path) -> dict:
     return {**result, "attempts": attempts} if "attempts" in result else result
 
 
+def _damage(res) -> str | None:
+    """What makes a stored trial result unreadable to the report (one phrase), or None: it must be a JSON object
+    with a string ``status`` (``rules.records.TrialResult``, ``SweResult``), and its ``tries`` or ``attempts``,
+    when there, a list of objects."""
+    if not isinstance(res, dict):
+        return "not a JSON object"
+    if not isinstance(res.get("status"), str):
+        return f"field 'status' should be a string, it is {res.get('status')!r}"
+    for key in ("tries", "attempts"):
+        value = res.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+            return f"field {key!r} should be a list of objects"
+    return None
+
+
 def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dict,
               judge: Callable[..., bool], profile: Profile) -> tuple[list[Run], list[str]]:
     """Every run below ``runs_dir`` with at least one readable ``result.json`` of a published task:
@@ -889,8 +930,11 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
             except ValueError:
                 notes.append(f"{trial / 'result.json'}: not valid JSON; the trial counts as missing")
                 continue
-            if isinstance(res, dict):
-                records.append((trial, task, k, res))
+            problem = _damage(res)
+            if problem:
+                notes.append(f"{trial / 'result.json'}: {problem}; the trial counts as missing (run it again)")
+                continue
+            records.append((trial, task, k, res))
         if not records:
             continue
         settings = meta.get("settings") if "settings" in meta else records[0][3].get("settings")

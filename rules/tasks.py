@@ -174,12 +174,25 @@ def _render(tier: str, spec):
     suite = load_suite(tier)
     try:
         r = tiers.get(tier).render(suite, spec)
+        _check_report_format(r.meta)
         stage(suite.build_dir / spec.name, r.task_files, r.answer_files, None, r.meta)
     except Rejected as exc:
         stage(suite.build_dir / spec.name, None, None, str(exc), {"task": spec.name, **spec.groups})
     except Unavailable as exc:  # nothing recorded: the next command tries again (e.g. with repos=DIR)
         return TaskFailed(f"{spec.name}: {exc}")
     return None
+
+
+def _check_report_format(meta: dict) -> None:
+    """Raise Rejected when a rendered task's ``report`` (task.json) is a format no reader of ``rules.reports``
+    reads: every grading of it would find no tests and say "reference ran no tests"."""
+    from rules.reports import PARSERS
+    from rules.tier import Rejected
+
+    fmt = meta.get("report")
+    if fmt is not None and fmt not in PARSERS:
+        raise Rejected(f"task.json's report {fmt!r} is a format lab does not read (it reads {', '.join(PARSERS)}; "
+                       "a reader of another is a parser in rules/reports.py)")
 
 
 def _prove(tier: str, task: str, image: str, limits, progress) -> None:
@@ -201,9 +214,13 @@ def _batch_current(members: list[tuple[Path, Path, Path]]) -> bool:
 
 def _not_environmental(proof: str) -> bool:
     """False when the last proof was rejected for the machine's sake (a timeout or out of memory): such a
-    rejection is never kept, the next gen proves the task again."""
-    record = read_json(Path(proof)) or {}
-    return not record.get("environmental")
+    rejection is never kept, the next gen proves the task again); False too for a damaged proof.json (not a
+    JSON object), which is proven again rather than read."""
+    try:
+        record = read_json(Path(proof), {})
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(record, dict) and not record.get("environmental")
 
 
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
@@ -254,6 +271,18 @@ def task_gen():
     for tier in tiers.present():
         if not asked or tier in asked:
             yield from _gen_tasks(tier)
+    for name in sorted(asked - set(tiers.present())):  # a tier this home has no folder for: say so, never nothing
+        yield {"basename": "gen", "name": name, "actions": [(_tier_failed, [_no_tier(name)])], "uptodate": [False],
+               "doc": f"render, prove and publish the {name} tier"}
+
+
+def _no_tier(name: str) -> str:
+    """The one line for ``gen:<name>`` in a home without ``evals/<name>/suite.toml``."""
+    from rules.config import EVALS
+
+    here = ", ".join(tiers.present()) or "none"
+    return (f"{name}: no such tier in this lab home ({EVALS / name / 'suite.toml'} is missing; the tiers here: "
+            f"{here}); nothing was done")
 
 
 def _gen_tasks(tier: str):

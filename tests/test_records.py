@@ -153,3 +153,15 @@ def test_a_task_json_is_written_as_today(tmp_path):
     assert TaskMeta.read(tmp_path, AIDER).groups == {"language": "go", "exercise": "bowling"}
     with pytest.raises(RecordError, match="cannot be read.*render the task again"):
         TaskMeta.read(tmp_path / "missing", AIDER)
+
+
+def test_a_damaged_proof_is_proven_again_not_a_crash(tmp_path):
+    """A truncated proof.json (or a JSON list) crashed `doit gen` while it made its tasks (a red team's); the
+    prove step's up-to-date check now says "prove again"."""
+    from rules.tasks import _not_environmental
+
+    proof = tmp_path / "proof.json"
+    for text, current in (('{"task": ', False), ("[1]", False), ('{"environmental": "timeout"}', False),
+                          ('{"status": "kept", "environmental": null}', True)):
+        proof.write_text(text)
+        assert _not_environmental(str(proof)) is current, text

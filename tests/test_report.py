@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rules import report
+from rules.config import ConfigError
 from rules.report import Run, TaskRow, build_report, cell, mcnemar_exact, render_pages, wilson
 from rules.tiers.aider import PROFILE, _stale
 
@@ -479,3 +480,22 @@ def test_the_matrix_legend_points_at_the_errors_section_only_when_there_is_one()
     clean = _run("clean", {1: {"python-a": {"status": "pass", "passed_try": 1, "tries": []}}})
     page = render_pages(build_report("aider", TASKS, [clean], generated="2025-01-02T03:04:05+00:00"))["report.html"]
     assert "<h2>Errors</h2>" not in page and "see Errors" not in page
+
+
+def test_a_tiers_own_outcome_words_are_counted_as_what_they_say():
+    """A red team's tier said "solved"/"unsolved" and the report showed 0 of 3 passed and 0 finished: the words
+    a profile gives are the words the report counts."""
+    import dataclasses
+
+    from rules.tiers.aider import PROFILE
+
+    own = dataclasses.replace(PROFILE, tier="kata", passed="solved", failed="unsolved")
+    results = {"python-a": _res("pass", 1), "python-b": _res("fail"), "go-a": _res("pass", 2)}
+    run = Run(run="noop", label="noop", agent="noop", settings={}, command=None,
+              outcomes={1: {t: report.cell(r, profile=own) for t, r in results.items()}}, results={1: results})
+    assert set(run.outcomes[1].values()) == {"solved", "unsolved"}
+    row = report.summarize(run, TASKS, None, own)
+    assert (row["pass_2"]["count"], row["finished"], row["errors"]) == (2, 3, 0), row
+    bad = dataclasses.replace(PROFILE, tier="odd", passed="fail")
+    with pytest.raises(ConfigError, match="another word"):
+        report.count_words(bad)

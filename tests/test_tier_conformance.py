@@ -95,9 +95,8 @@ def home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(rules.config, "STATE", home / ".lab")
     monkeypatch.setattr(tiers, "EVALS", home / "evals")
     monkeypatch.setattr(tiers, "_MADE", {})
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the registry puts a tier's folder first on it
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the registry adds a tier's folder to it
     yield home
-    sys.modules.pop("toy", None)  # the toy tier's module is this home's
 
 
 @pytest.fixture(params=TIERS)
@@ -216,3 +215,37 @@ def test_an_unknown_tier_names_the_known_ones(home, tmp_path):
     with pytest.raises(ConfigError, match="unknown tier 'nope'") as err:
         tiers.get("nope")
     assert all(name in str(err.value) for name in TIERS)
+
+
+def _copy_toy(home: Path, name: str, edit: Callable[[str], str] = lambda s: s) -> None:
+    """The toy tier's folder copied as tier ``name`` (its class says so), its module's text passed through
+    ``edit``."""
+    import shutil
+
+    shutil.copytree(home / "evals" / "toy", home / "evals" / name)
+    module = home / "evals" / name / "toy.py"
+    text = module.read_text().replace('name = "toy"', f'name = "{name}"').replace('Profile("toy"', f'Profile("{name}"')
+    module.write_text(edit(text))
+
+
+def test_two_tiers_whose_folders_hold_modules_of_one_name_both_load(home):
+    """A red team copied the worked example as a second tier: both folders held toy.py, the first import won and
+    the second tier was refused as 'kata'. Each folder's module is its own."""
+    make_toy_home(home)
+    _copy_toy(home, "kata")
+    kata, toy = tiers.get("kata"), tiers.get("toy")
+    assert (kata.name, toy.name) == ("kata", "toy") and type(kata) is not type(toy)
+    assert Path(sys.modules[type(kata).__module__].__file__).parent == home / "evals" / "kata"
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda s: s.replace("    profile = PROFILE\n", ""), "give the class profile"),
+    (lambda s: s.replace('group="topic"', 'group="language"'), "group by one of its groups"),
+    (lambda s: s + "\n\ndef _needs(self, x):\n    pass\n\n\nToyTier.__init__ = _needs\n", "does not load or make"),
+])
+def test_a_plugin_missing_what_lab_relies_on_is_refused_in_one_line(home, edit, said):
+    make_toy_home(home)
+    _copy_toy(home, "kb", edit)
+    with pytest.raises(ConfigError, match=said) as err:
+        tiers.get("kb")
+    assert "\n" not in str(err.value) and "kb" in str(err.value)

@@ -2,8 +2,9 @@
 
 A tier is a class with the interface of ``rules.tier.Tier``. Built-in tiers are named here by import path and
 imported on first use (a command about one tier never imports another's modules). Any other tier is declared
-by its own folder: ``evals/<name>/suite.toml`` with ``plugin = "module:Class"``; the module is imported with
-that folder first on ``sys.path``, so a tier can live entirely in its folder (README.md, Adding a tier). The
+by its own folder: ``evals/<name>/suite.toml`` with ``plugin = "module:Class"``; a module of that folder is
+imported under a name of the folder's own (``_module``), so a tier can live entirely in its folder and two tiers
+may each have a ``tier.py`` (README.md, Adding a tier). The
 generic modules reach tiers only through ``get`` and ``names``.
 """
 from __future__ import annotations
@@ -45,25 +46,68 @@ def _path(name: str) -> str:
 
 def get(name: str):
     """The tier ``name`` (made once per process). Raises ConfigError naming the known tiers when there is no
-    such tier, and naming the plugin when its module or class cannot be loaded."""
+    such tier, naming the plugin when its module or class cannot be loaded or made, and naming what is missing
+    when the class lacks what lab relies on (``check``)."""
     if name in _MADE:
         return _MADE[name]
     path = _path(name)
     module_name, _, cls_name = path.partition(":")
-    folder = str(EVALS / name)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # a tier's own module may live in its folder
+    if not module_name or not cls_name:
+        raise ConfigError(f"tier {name!r}: plugin {path!r} is not \"module:Class\" (README.md, Adding a tier)")
     try:
-        cls = getattr(importlib.import_module(module_name), cls_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"tier {name!r}: plugin {path!r} does not load ({exc}); give plugin = \"module:Class\" "
-                          f"importable from {folder} or the Python path") from None
-    tier = cls()
+        cls = getattr(_module(name, module_name), cls_name)
+        tier = cls()
+    except (ImportError, AttributeError, TypeError) as exc:
+        raise ConfigError(f"tier {name!r}: plugin {path!r} does not load or make its tier "
+                          f"({exc.__class__.__name__}: {exc}); give plugin = \"module:Class\", a class of "
+                          f"{EVALS / name} or the Python path that takes no arguments") from None
+    check(name, path, tier)
+    _MADE[name] = tier
+    return tier
+
+
+def _module(name: str, module_name: str):
+    """The plug-in module ``module_name`` of tier ``name``: a file of the tier's folder (``evals/<name>/<module>.py``
+    or a package there) is imported under a name of its own (``lab_tier_<name>_<digest of the folder>.<module>``), so
+    two tiers' folders (or two homes) may hold modules of one name; anything else from the Python path."""
+    import importlib.util
+
+    folder = EVALS / name
+    top = module_name.split(".")[0]
+    if not ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()):
+        return importlib.import_module(module_name)
+    import hashlib
+
+    alias = f"lab_tier_{name}_{hashlib.sha256(str(folder).encode()).hexdigest()[:8]}"  # one per folder
+    if alias not in sys.modules:
+        spec = importlib.util.spec_from_loader(alias, loader=None, is_package=True)
+        package = importlib.util.module_from_spec(spec)
+        package.__path__ = [str(folder)]
+        sys.modules[alias] = package
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))  # last: a module the tier imports by its plain name is found, none shadowed
+    return importlib.import_module(f"{alias}.{module_name}")
+
+
+def check(name: str, path: str, tier) -> None:
+    """Raise ConfigError (one line, naming the plug-in and the fix) when ``tier`` lacks what lab relies on: its
+    ``name`` is ``name``, its ``groups`` a tuple of strings, its ``profile`` a ``rules.tier.Profile`` of this
+    tier whose ``group`` is one of its groups and with at least one metric."""
+    from rules.tier import Profile
+
+    where = f"tier {name!r} ({path})"
     if getattr(tier, "name", None) != name:
         raise ConfigError(f"tier {name!r}: its class {path} says its name is {getattr(tier, 'name', None)!r}; "
                           "the two must be the same")
-    _MADE[name] = tier
-    return tier
+    groups = getattr(tier, "groups", None)
+    if not isinstance(groups, tuple) or not groups or not all(isinstance(g, str) for g in groups):
+        raise ConfigError(f"{where}: give the class groups, a tuple of its task labels' names (e.g. (\"topic\",))")
+    profile = getattr(tier, "profile", None)
+    if not isinstance(profile, Profile):
+        raise ConfigError(f"{where}: give the class profile, a rules.tier.Profile (README.md, Adding a tier)")
+    if profile.tier != name or profile.group not in groups or not profile.metrics:
+        raise ConfigError(f"{where}: its profile must name the tier ({name!r}, it says {profile.tier!r}), group by "
+                          f"one of its groups {groups} (it says {profile.group!r}) and have a metric")
 
 
 def made() -> dict[str, object]:
