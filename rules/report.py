@@ -930,6 +930,8 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
             except ValueError:
                 notes.append(f"{trial / 'result.json'}: not valid JSON; the trial counts as missing")
                 continue
+            if res is None:  # no record yet
+                continue
             problem = _damage(res)
             if problem:
                 notes.append(f"{trial / 'result.json'}: {problem}; the trial counts as missing (run it again)")

@@ -313,6 +313,8 @@ def test_load_runs_reads_labels_repeats_and_falls_back_to_the_folder(tmp_path):
     (runs_dir / "legacy" / "go-b").mkdir(parents=True)
     (runs_dir / "legacy" / "go-b" / "result.json").write_text("{not json")
     (runs_dir / "empty" / "python-a").mkdir(parents=True)  # no record: not a run of the report
+    put("legacy", "python-c", "pass", tries="oops")  # damaged: a note, counted as missing, never a crash
+    put("legacy", "python-b", None)
     judge = lambda res, task_dir, agent, trial: _stale(res, task_dir, agent, trial, "lab/grader:latest", "", Limits())  # noqa: E731
     runs, notes = report.load_runs(runs_dir, TASKS, tasks_dir, {}, judge, PROFILE)
     assert [r.run for r in runs] == ["aider.openai-gpt-4o", "legacy"]
@@ -321,7 +323,9 @@ def test_load_runs_reads_labels_repeats_and_falls_back_to_the_folder(tmp_path):
     assert aider.outcomes == {1: {"python-a": "pass@1"}, 2: {"python-a": "fail"}, 3: {"python-b": "stale"}}
     assert (legacy.label, legacy.agent, legacy.settings) == ("legacy", "legacy", {})
     assert legacy.outcomes == {1: {"go-a": "error:infrastructure"}}  # no error_kind: what error meant before
-    assert len(notes) == 1 and "go-b" in notes[0] and "not valid JSON" in notes[0]
+    assert len(notes) == 3 and "go-b" in notes[0] and "not valid JSON" in notes[0], notes
+    assert "python-b/result.json: field 'status' should be a string" in notes[1] and "counts as missing" in notes[1]
+    assert "python-c/result.json: field 'tries' should be a list of objects" in notes[2]
     assert report.trial_folder("python-a@2") == ("python-a", 2) and report.trial_folder("c@x") == ("c@x", 1)
 
 

@@ -9,7 +9,6 @@ generic modules reach tiers only through ``get`` and ``names``.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 
 from rules.config import EVALS, ConfigError, load_suite
