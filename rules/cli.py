@@ -132,11 +132,28 @@ def check_variables(given: dict | None) -> None:
     if not unknown:
         return
     settings, why = _setting_names()
-    unknown = [n for n in unknown if n not in settings]
+    own = _tier_variables()
+    unknown = [n for n in unknown if n not in settings and n not in own]
     if unknown:
-        known = ", ".join(f"{n}=" for n in sorted(set(LAB_VARIABLES) | settings))
+        known = ", ".join(f"{n}=" for n in sorted(set(LAB_VARIABLES) | settings | own))
         raise SystemExit(f"unknown variable(s) {', '.join(f'{n}=' for n in unknown)}; lab knows {known}{why} "
                          "(README.md, Commands)")
+
+
+def _tier_variables() -> set[str]:
+    """The command-line variables the tiers of this home declare besides lab's (``rules.tier.Tier.variables``);
+    asked only when a variable is not lab's, so a command does not import every tier. A tier that does not load
+    declares none here (its own command says why)."""
+    from rules import tiers
+    from rules.config import ConfigError
+
+    out: set[str] = set()
+    for name in tiers.present():
+        try:
+            out |= set(getattr(tiers.get(name), "variables", ()))
+        except ConfigError:
+            pass
+    return out
 
 
 def check_repeated(argv: list[str]) -> None:

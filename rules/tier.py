@@ -179,6 +179,7 @@ class Tier:
     groups: tuple[str, ...] = ()
     profile: Profile
     selection_vars: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()  # command-line variables of its own, besides lab's (rules.agents.LAB_VARIABLES)
     setup_copies: bool = False  # True: its setup.sh only copies workspace/ (`cp -R`), so a laid tree may be copied
 
     def tasks(self, suite: Suite, var: Callable[..., Any]) -> Selection:

@@ -249,3 +249,17 @@ def test_a_plugin_missing_what_lab_relies_on_is_refused_in_one_line(home, edit, 
     with pytest.raises(ConfigError, match=said) as err:
         tiers.get("kb")
     assert "\n" not in str(err.value) and "kb" in str(err.value)
+
+
+def test_a_tier_declares_command_line_variables_of_its_own(home):
+    """``doit gen:kata topics=double`` was refused as an unknown variable: lab knew only its own. A tier's
+    ``variables`` are known too, and named in the refusal of one that nobody declares."""
+    from rules.cli import check_variables
+
+    make_toy_home(home)
+    (home / "evals" / "agents.toml").write_text('[noop]\nimage = "noop"\ncommand = ["true"]\n')
+    _copy_toy(home, "kc", lambda s: s.replace("    profile = PROFILE\n", '    profile = PROFILE\n    variables = ("topics",)\n'))
+    check_variables({"topics": "double", "suite": "kc"})
+    with pytest.raises(SystemExit, match="unknown variable.s. nosuch=") as err:
+        check_variables({"nosuch": "1"})
+    assert "topics=" in str(err.value)
