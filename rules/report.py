@@ -799,7 +799,7 @@ def heatmap(report: dict, width: int = 1180) -> dict:
     return out
 
 
-def comparison_grid(report: dict, metric: str = "pass@2") -> list[dict]:
+def comparison_grid(report: dict, metric: str) -> list[dict]:
     """The paired comparisons at ``metric`` as a lower triangle in leaderboard order: ``[{"run", "label",
     "cells": [comparison or None, ...]}]`` where row i's cell j (j < i) compares run j (A) with run i (B)."""
     by_pair = {(c["a"], c["b"]): c for c in report["comparisons"] if c["metric"] == metric}

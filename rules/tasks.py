@@ -422,7 +422,13 @@ def _predictions_tier(suite: str | None) -> str | None:
     (has an ``evaluate``)."""
     if suite:
         return suite
-    return next((t for t in tiers.present() if hasattr(tiers.get(t), "evaluate")), None)
+    for name in tiers.present():
+        try:
+            if hasattr(tiers.get(name), "evaluate"):
+                return name
+        except ConfigError:
+            continue  # a broken plug-in is its own command's problem, not this one's
+    return None
 
 
 def task_evaluate():

@@ -15,6 +15,7 @@ RULES = Path(__file__).resolve().parent.parent / "rules"
 GENERIC = ("tasks.py", "trial.py", "runs.py", "worktree.py", "report.py", "prove.py", "build.py", "backends.py")
 TIER_WORDS = re.compile(r"(?<![a-z])(aider|swe|swebench|swerun)(?![a-z])")
 GROUP_KEYS = re.compile(r"^(language|exercise)$")
+FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", -1)
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:
@@ -35,10 +36,13 @@ def code_words(path: Path) -> list[tuple[int, str]]:
     skip = _docstring_lines(ast.parse(text))
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.start[0] in skip or tok.type not in (tokenize.NAME, tokenize.STRING):
+        if tok.start[0] in skip or tok.type not in (tokenize.NAME, tokenize.STRING, FSTRING_MIDDLE):
             continue
         value = tok.string
-        if tok.type == tokenize.STRING:
+        if tok.type == FSTRING_MIDDLE:  # Python 3.12 and later: an f-string's text is a token of its own
+            if TIER_WORDS.search(value.lower()):
+                out.append((tok.start[0], value))
+        elif tok.type == tokenize.STRING:
             inner = value.strip("rbfuRBFU")[1:-1].strip("'\"")
             if TIER_WORDS.search(inner.lower()) or GROUP_KEYS.match(inner):
                 out.append((tok.start[0], value))
