@@ -248,7 +248,7 @@ def _build_env(build) -> None:
 
 
 def _tier_failed(message: str):
-    return TaskFailed(message)
+    return Refused(message)  # its line alone: the tier's problem and its fix
 
 
 def _stale(render: Path, proof: Path, stamp: Path) -> bool:
