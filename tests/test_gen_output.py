@@ -27,3 +27,20 @@ def test_the_summary_names_the_row_of_tasks_never_rendered():
     lines = build.summary(manifest).splitlines()
     assert lines[1].split() == ["not", "rendered", "5", "unproven"] and lines[2].split() == ["python", "2", "kept"]
     assert "?" not in build.summary(manifest)
+
+
+def test_gen_of_a_tier_this_home_lacks_says_so(tmp_path):
+    """`doit gen:kat` (a typo) did nothing and exited 0 (a red team's): it names the missing suite.toml and the
+    tiers the home has, in one line."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from conftest import AGENTS, run_doit
+
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "agents.toml").write_text(AGENTS.read_text())
+    res = run_doit(tmp_path, "gen:kat")
+    said = res.stdout + res.stderr
+    assert res.code != 0 and "kat: no such tier in this lab home" in said and "suite.toml is missing" in said, said
+    assert "TaskFailed" not in said
