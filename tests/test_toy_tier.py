@@ -81,7 +81,7 @@ def test_noop_passes_only_the_free_task_and_the_report_says_so(toy_home):
 @docker
 def test_a_stored_trial_is_current_regraded_for_check_sh_and_run_again_for_its_prompt(toy_home):
     trials = {f"eval:noop/{t}" for t in PUBLISHED}
-    again = run_doit(toy_home, "-r", "console", "run", "suite=toy", "agent=noop")  # console: up-to-date lines too
+    again = run_doit(toy_home, "run", "-r", "console", "suite=toy", "agent=noop")  # console: up-to-date lines too
     assert again.code == 0 and trials <= again.skipped and not again.executed("eval:noop/"), _said(again)
     tier = toy_home / "evals" / "toy"
     with open(tier / "templates" / "check.sh.j2", "a") as f:
