@@ -19,6 +19,7 @@ from typing import Callable, Hashable, Mapping
 
 from rules import sandbox
 from rules.backends import run_through
+from rules.config import ConfigError
 from rules.files import write_json
 from rules.trial import Trial, TrialKind, current_grader_id, stored_result, trial_folder
 
@@ -68,11 +69,16 @@ def _trial_key(tier, agent_name, task, tries, settings, repeat, run) -> tuple:
 
 def trial_uptodate(tier: str, agent_name: str, task: str, tries: int, settings: Mapping[str, str] | None = None,
                    repeat: int = 1, run: str | None = None) -> bool:
-    """doit's up-to-date check of a trial task: True exactly when ``trial_state`` says ``current``. The Trial
-    built here is the one ``eval_trial`` then runs (``trial_for``)."""
+    """doit's up-to-date check of a trial task: True exactly when ``trial_state`` says ``current``; False when
+    the trial cannot be made (a ConfigError: ``eval_trial``, its action, then says why). The Trial built here is
+    the one ``eval_trial`` then runs (``trial_for``). A tier's trial Step takes it as ``current`` and
+    ``eval_trial`` as ``action``, as they are."""
     key = _trial_key(tier, agent_name, task, tries, settings, repeat, run)
-    t = trial_for(key, lambda: make_trial(tier, agent_name, task, tries, settings, repeat, run), keep=True)
-    return t.state(stored_result(t.run_dir)) == "current"
+    try:
+        t = trial_for(key, lambda: make_trial(tier, agent_name, task, tries, settings, repeat, run), keep=True)
+        return t.state(stored_result(t.run_dir)) == "current"
+    except ConfigError:
+        return False
 
 
 def eval_trial(tier: str, agent_name: str, task: str, tasks: list[str], since: float, tries: int = 2,

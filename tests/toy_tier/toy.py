@@ -115,17 +115,19 @@ class ToyTier(Tier):
         """The Step of repeat ``k`` of agent ``name``'s trial (run ``run``) on ``task``."""
         from rules import images
         from rules.files import files_below
+        from rules.runs import eval_trial, trial_uptodate
         from rules.trial import trial_folder
 
         folder = trial_folder(task, k)
         args = [self.name, name, task, tries, dict(agent.values), k, run]
         service = [f"service_image:{agent.service.stamp_name}"] if agent.service else []
-        return Step(f"{run}/{folder}", action=(_trial, [*args, folders, ctx.since, *ctx.backend()]),
+        action = [self.name, name, task, folders, ctx.since, tries, dict(agent.values), k, run, *ctx.backend()]
+        return Step(f"{run}/{folder}", action=(eval_trial, action),
                     file_dep=files_below(os.path.join(ctx.suite.tasks_dir, task)) + [str(ctx.stamp(agent, run))],
                     task_dep=[ctx.agent_image(name, None)] + service,
                     targets=[os.path.join(ctx.suite.runs_dir, run, folder, "result.json")],
                     settings={"tries": tries, "grade_limits": repr(ctx.suite.prove), "grader": images.GRADER},
-                    current=(_current, args), doc=f"toy trial of {agent.label} on {folder}")
+                    current=(trial_uptodate, args), doc=f"toy trial of {agent.label} on {folder}")
 
     def regrade(self, agent: str) -> str:
         from rules.trial import regrade_agent
@@ -166,20 +168,3 @@ def _template(name: str):
     return env.get_template(name)
 
 
-def _trial(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str,
-           folders: list[str], since: float, backend: str, cluster: str | None) -> None:
-    """One trial (doit's action): ``rules.runs.eval_trial``; raises ConfigError or BackendError."""
-    from rules.runs import eval_trial
-
-    eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
-               backend=backend, cluster=cluster)
-
-
-def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
-    """doit's up-to-date check of a trial (``rules.trial.trial_uptodate``)."""
-    from rules.runs import trial_uptodate
-
-    try:
-        return trial_uptodate(tier, agent, task, tries, settings, repeat, run)
-    except ConfigError:
-        return False  # the action reports it

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rules.tiers.aider import exercises as aider
-from rules.config import ConfigError, Limits, Suite
+from rules.config import Limits, Suite
 from rules.prove import BatchRunner
 from rules.records import TASK_FORMAT
 from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
@@ -148,6 +148,7 @@ class AiderTier(Tier):
         ``eval:<agent>`` when the run has settings (``eval:aider model=X`` runs ``aider.X``)."""
         from rules import images
         from rules.files import files_below
+        from rules.runs import eval_trial, trial_uptodate
         from rules.trial import trial_folder
 
         for name in ("agents", "attempts"):
@@ -174,11 +175,11 @@ class AiderTier(Tier):
                     folder = trial_folder(task, k)
                     args = [self.name, name, task, tries, dict(agent.values), k, run]
                     yield Step(f"{run}/{folder}",
-                               action=(_trial, [self.name, name, task, folders, ctx.since, tries, dict(agent.values),
+                               action=(eval_trial, [self.name, name, task, folders, ctx.since, tries, dict(agent.values),
                                                 k, run, backend, cluster]),
                                file_dep=files[task] + deps, task_dep=builds,
                                targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
-                               settings=settings, current=(_current, args), doc=f"trial of {agent.label} on {folder}")
+                               settings=settings, current=(trial_uptodate, args), doc=f"trial of {agent.label} on {folder}")
             yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
                        doc=f"run {agent.label} over the {self.name} tier ({len(ctx.tasks)} tasks"
                            + (f", {repeat} times)" if repeat > 1 else ")"))
@@ -202,25 +203,6 @@ class AiderTier(Tier):
         grader_id = current_grader_id(image)
         return lambda result, task_dir, agent, trial_dir: _stale(result, task_dir, agent, trial_dir, image,
                                                                  grader_id, limits)
-
-
-def _trial(tier: str, agent: str, task: str, folders: list[str], since: float, tries: int, settings: dict,
-           repeat: int, run: str, backend: str = "local", cluster: str | None = None) -> None:
-    """One trial (doit's action): ``rules.runs.eval_trial``; raises ConfigError or BackendError."""
-    from rules.runs import eval_trial
-
-    eval_trial(tier, agent, task, folders, since, tries, settings=settings, repeat=repeat, run=run,
-               backend=backend, cluster=cluster)
-
-
-def _current(tier: str, agent: str, task: str, tries: int, settings: dict, repeat: int, run: str) -> bool:
-    """doit's up-to-date check of a trial: the same ``trial_state`` that ``eval_trial`` and the report use."""
-    from rules.runs import trial_uptodate
-
-    try:
-        return trial_uptodate(tier, agent, task, tries, settings, repeat, run)
-    except ConfigError:
-        return False  # the action reports it
 
 
 def _stale(result: dict, task_dir: Path, agent, trial_dir: Path, image: str, grader_id: str | None,
