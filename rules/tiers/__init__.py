@@ -97,16 +97,19 @@ def check(name: str, path: str, tier) -> None:
     where = f"tier {name!r} ({path})"
     if getattr(tier, "name", None) != name:
         raise ConfigError(f"tier {name!r}: its class {path} says its name is {getattr(tier, 'name', None)!r}; "
-                          "the two must be the same")
+                          f"set the class's name = {name!r} (the folder's name)")
     groups = getattr(tier, "groups", None)
     if not isinstance(groups, tuple) or not groups or not all(isinstance(g, str) for g in groups):
         raise ConfigError(f"{where}: give the class groups, a tuple of its task labels' names (e.g. (\"topic\",))")
     profile = getattr(tier, "profile", None)
     if not isinstance(profile, Profile):
         raise ConfigError(f"{where}: give the class profile, a rules.tier.Profile (README.md, Adding a tier)")
-    if profile.tier != name or profile.group not in groups or not profile.metrics:
-        raise ConfigError(f"{where}: its profile must name the tier ({name!r}, it says {profile.tier!r}), group by "
-                          f"one of its groups {groups} (it says {profile.group!r}) and have a metric")
+    wrong = [said for bad, said in (
+        (profile.tier != name, f"name the tier: Profile({name!r}, ...), it says {profile.tier!r}"),
+        (profile.group not in groups, f"group by one of its groups {groups}, it says {profile.group!r}"),
+        (not profile.metrics, "have a metric")) if bad]
+    if wrong:
+        raise ConfigError(f"{where}: its profile must {'; and '.join(wrong)}")
 
 
 def made() -> dict[str, object]:
