@@ -177,8 +177,6 @@ def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = N
     if stale:
         return "stale"
     status = result.get("status")
-    if profile:
-        count_words(profile)
     if status == "pass":
         return (profile.passed if profile else None) or f"pass@{result.get('passed_try') or 1}"
     if status == "fail":
@@ -284,6 +282,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
     def rates(rows: list[TaskRow], outcomes: dict[str, str] = first) -> dict:
         return {m.key: rate(count(rows, m.tries, outcomes), len(rows)) for m in profile.metrics}
 
+    count_words(profile)  # once per run: the rates below count its words
     words = {k: [run.outcomes.get(k, {}).get(r.task, "missing") for r in tasks] for k in repeats}
     late = max(m.tries for m in profile.metrics)
     per_repeat = [{"repeat": k, **rates(tasks, run.outcomes.get(k, {})), **_counts(words[k], late)} for k in repeats]

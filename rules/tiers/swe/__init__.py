@@ -101,6 +101,7 @@ class SweTier(Tier):
         """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of the swe tier: ``agent=NAME`` or
         ``agents=A,B`` (taking turns), ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents'
         images built FROM its task's environment image."""
+        from rules.tiers.swe.swerun import eval_swe_trial, swe_trial_uptodate
         from rules.trial import trial_folder
 
         attempts, repeat = _attempts(ctx), ctx.whole("repeat", 1)
@@ -127,10 +128,11 @@ class SweTier(Tier):
                 for k in range(1, repeat + 1):
                     folder = trial_folder(task, k)
                     yield Step(f"{run}/{folder}",
-                               action=(_trial, [spec, task, folders, ctx.since, attempts, run, k, backend, cluster]),
+                               action=(eval_swe_trial, [spec, task, folders, ctx.since, attempts, run, k, backend,
+                                                        cluster]),
                                file_dep=files[task] + deps, task_dep=builds,
                                targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
-                               settings=settings, current=(_current, [spec, task, attempts, run, k]),
+                               settings=settings, current=(swe_trial_uptodate, [spec, task, attempts, run, k]),
                                doc=f"swe trial of {' + '.join(a.label for a in chosen)} on {folder}")
             yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
                        doc=f"run {' + '.join(a.label for a in chosen)} over the swe tier ({len(ctx.tasks)} tasks, "
@@ -229,21 +231,3 @@ def _turns(ctx: EvalContext, asked: str, attempts: int):
         return f"agents={asked}: {problems[0]}"
     chosen = [ctx.runs[n][0] for n in names]
     return (run_of(chosen, attempts)[0], chosen)
-
-
-def _trial(spec: list, task: str, folders: list[str], since: float, attempts: int, run: str, repeat: int,
-           backend: str, cluster: str | None) -> None:
-    """One swe trial (doit's action): ``rules.tiers.swe.swerun.eval_swe_trial``; raises ConfigError or BackendError."""
-    from rules.tiers.swe.swerun import eval_swe_trial
-
-    eval_swe_trial(spec, task, folders, since, attempts, run, repeat, backend, cluster)
-
-
-def _current(spec: list, task: str, attempts: int, run: str, repeat: int) -> bool:
-    """doit's up-to-date check of a swe trial (``rules.tiers.swe.swerun.swe_trial_uptodate``)."""
-    from rules.tiers.swe.swerun import swe_trial_uptodate
-
-    try:
-        return swe_trial_uptodate(spec, task, attempts, run, repeat)
-    except ConfigError:
-        return False  # the action reports it

@@ -410,11 +410,15 @@ def make_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, attem
 
 def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str,
                        repeat: int = 1) -> bool:
-    """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``. The SweTrial built
+    """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``; False when the
+    trial cannot be made (a ConfigError: ``eval_swe_trial``, its action, then says why). The SweTrial built
     here is the one ``eval_swe_trial`` then runs (``rules.runs.trial_for``)."""
-    st = trial_for(_key(agents, task, attempts, run, repeat),
-                   lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=True)
-    return st.state(stored_result(st.run_dir)) == "current"
+    try:
+        st = trial_for(_key(agents, task, attempts, run, repeat),
+                       lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=True)
+        return st.state(stored_result(st.run_dir)) == "current"
+    except ConfigError:
+        return False
 
 
 def _key(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str, repeat: int) -> tuple:
