@@ -30,8 +30,9 @@ import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Iterable, Mapping
 
+from rules import adapters
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
 from rules.services import Service, parse_service
 
@@ -43,8 +44,8 @@ PROMPT = f"{IN_DIR}/prompt.txt"
 OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
-FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "usage", "build", "settings",
-          "errors", "service", "container")
+FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "adapter", "usage", "build",
+          "settings", "errors", "service", "container")
 # how a trial runs the agent's container: "trial" one container for all its tries (each try a command run in it),
 # "try" a fresh container for each try
 CONTAINER_MODES = ("trial", "try")
@@ -94,8 +95,9 @@ class Agent:
     path with a ``/``: relative to the project root); ``command`` is the exec-form command with placeholders;
     ``env`` / ``env_optional`` are names passed through from the caller's environment, ``env_set`` fixed
     values; ``network`` a Docker network mode; ``limits`` the container's limits (``timeout``: seconds per
-    try); ``usage`` the name of an output parser in ``USAGE_PARSERS`` (or None); ``build`` extra variables
-    for the Dockerfile template; ``errors`` the name of a provider-error table in ``ERROR_PATTERNS`` (or None);
+    try); ``usage`` the adapter (``rules.adapters``) that reads its tokens, cost and trajectory (or None); ``build``
+    extra variables for the Dockerfile template; ``errors`` the adapter whose provider-error table reads its
+    output (or None); the TOML's ``adapter = NAME`` sets both;
     ``container`` how a trial runs its container (``CONTAINER_MODES``: "trial", one container whose state
     lasts across the trial's tries, or "try", a fresh one per try).
     """
@@ -341,16 +343,20 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     if (network == "service") != (service is not None):
         raise AgentError(f"{at}: network = \"service\" and a [{name}.service] table go together (the agent's "
                          "container joins its service's network namespace, which has no outside network)")
-    usage = raw.get("usage")
-    if usage is not None and usage not in USAGE_PARSERS:
-        raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(sorted(USAGE_PARSERS))}")
+    adapter = raw.get("adapter")
+    if adapter is not None and adapter not in adapters.names():
+        raise AgentError(f"{at}: adapter {adapter!r} is unknown; known: {', '.join(adapters.names())} "
+                         "(one module each in rules/adapters/)")
+    usage = raw.get("usage", adapter)
+    if usage is not None and usage not in adapters.names():
+        raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(adapters.names())}")
     container = raw.get("container", "trial")
     if container not in CONTAINER_MODES:
         raise AgentError(f"{at}: container {container!r} is not one of {', '.join(map(repr, CONTAINER_MODES))} "
                          "(\"trial\": one container for all the trial's tries; \"try\": a fresh one per try)")
-    errors = raw.get("errors")
-    if errors is not None and errors not in ERROR_PATTERNS:
-        raise AgentError(f"{at}: errors {errors!r} is unknown; known: {', '.join(sorted(ERROR_PATTERNS))}")
+    errors = raw.get("errors", adapter)
+    if errors is not None and errors not in adapters.names():
+        raise AgentError(f"{at}: errors {errors!r} is unknown; known: {', '.join(adapters.names())}")
     if not isinstance(raw.get("limits", {}), dict):
         raise AgentError(f"{at}: limits must be a table ([{name}.limits])")
     try:
@@ -388,72 +394,14 @@ def get_agent(name: str | None, path: Path | None = None) -> Agent:
     return agents[name]
 
 
-# ---- usage: tokens and cost ----
-
-_TOKENS = re.compile(r"^Tokens: (.*)$", re.M)
-_COUNT = re.compile(r"([\d.]+)([kKmM]?) (sent|received)")
-_SESSION_COST = re.compile(r"Cost: \$([\d.]+) message, \$([\d.]+) session")
-_SCALE = {"": 1, "k": 1_000, "K": 1_000, "m": 1_000_000, "M": 1_000_000}
-
-
-def aider_usage(output: str) -> dict | None:
-    """Tokens and cost from aider's output lines ``Tokens: 2.3k sent, 120 received. Cost: $0.01 message,
-    $0.02 session.``: tokens summed over the lines (aider rounds them: 2.3k → 2300), cost the last session
-    total (USD). None when aider printed no such line."""
-    lines = _TOKENS.findall(output)
-    if not lines:
-        return None
-    sent = received = 0
-    for line in lines:
-        for number, unit, kind in _COUNT.findall(line):
-            value = round(float(number) * _SCALE[unit])
-            if kind == "sent":
-                sent += value
-            else:
-                received += value
-    costs = _SESSION_COST.findall(output)
-    return {"tokens_sent": sent, "tokens_received": received, "cost": float(costs[-1][1]) if costs else None}
-
-
-USAGE_PARSERS: dict[str, Callable[[str], dict | None]] = {"aider": aider_usage}
-
-
-# ---- provider errors: the agent never had a fair chance ----
-
-# What an agent prints when its model provider refused or never answered, per agent (``errors = "aider"`` in
-# evals/agents.toml): (kind, pattern) rows, tried in order on each output line. aider 0.86.2 prints the
-# litellm exception as ``litellm.<Name>: ...`` (aider/coders/base_coder.py, send_message: str(err)) and, for
-# some, a friendly line from aider/exceptions.py (EXCEPTIONS); it then gives up (after its own retries of the
-# retryable ones, ~1 min) and still exits 0. ``ContextWindowExceededError`` is not listed: the task was too
-# big for the model, the agent had its chance.
-ERROR_PATTERNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "aider": (
-        ("auth", r"litellm\.AuthenticationError|The API provider is not able to authenticate you"),
-        ("rate_limit", r"litellm\.(?:RateLimitError|RouterRateLimitError)|The API provider has rate limited you"),
-        ("quota", r"litellm\.BudgetExceededError|Insufficient credits with the API provider"),
-        # no server at all shows as "litellm.InternalServerError: ... OpenAIException - Connection error."
-        ("connection", r"litellm\.(?:APIConnectionError|Timeout)\b|Exception - Connection error|Exception - Connection\s*$"
-                       r"|The API provider timed out without returning"),
-        ("unavailable", r"litellm\.(?:InternalServerError|ServiceUnavailableError|BadGatewayError)"
-                        r"|The API provider's servers are down or overloaded"),
-        ("model", r"litellm\.(?:NotFoundError|BadRequestError|UnsupportedParamsError)"),
-        ("provider", r"litellm\.(?:APIError|OpenAIError|APIResponseValidationError|AzureOpenAIError)\b"),
-    ),
-}
-_ERROR_RES = {name: tuple((kind, re.compile(rx)) for kind, rx in rows) for name, rows in ERROR_PATTERNS.items()}
-
+# ---- usage, provider errors and trajectories: one adapter module per agent (rules/adapters/) ----
 
 def provider_error(parser: str, output: str) -> dict | None:
-    """The first provider error in an agent's ``output`` by the table ``ERROR_PATTERNS[parser]``:
+    """The first provider error in an agent's ``output`` by the ``ERRORS`` of adapter ``parser``:
     ``{"kind": "auth" | "rate_limit" | "quota" | "connection" | "unavailable" | "model" | "provider",
-    "message": the line (stripped, at most 300 characters)}``; None when no line matches. Raises KeyError for
-    an unknown parser (``parse_agent`` refuses those)."""
-    rows = _ERROR_RES[parser]
-    for line in output.splitlines():
-        for kind, rx in rows:
-            if rx.search(line):
-                return {"kind": kind, "message": line.strip()[:300]}
-    return None
+    "message": the line (stripped, at most 300 characters)}``; None when no line matches. Raises AdapterError
+    for an unknown adapter (``parse_agent`` refuses those)."""
+    return adapters.provider_error(parser, output)
 
 
 def read_usage_file(path: Path) -> dict | None:
@@ -477,18 +425,31 @@ def read_usage_file(path: Path) -> dict | None:
     if not isinstance(raw, dict):
         return None
     out = {}
-    for key in ("tokens_sent", "tokens_received", "cost"):
+    for key in adapters.USAGE_KEYS:
         value = raw.get(key)
         out[key] = value if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
     return out if any(v is not None for v in out.values()) else None
 
 
 def try_usage(agent: Agent, output: str, usage_file: Path) -> dict | None:
-    """One try's usage: the agent's ``usage.json`` when it wrote one, else its output parser's reading."""
+    """One try's usage: the agent's ``usage.json`` when it wrote one, else its adapter's reading of its
+    output and of the other files in ``usage_file``'s folder (``/lab/out``)."""
     found = read_usage_file(usage_file)
     if found is None and agent.usage:
-        found = USAGE_PARSERS[agent.usage](output)
+        found = adapters.usage(agent.usage, output, usage_file.parent)
     return found
+
+
+def try_trajectory(agent: Agent, output: str, out_dir: Path) -> dict | None:
+    """One try's trajectory by the agent's adapter (``rules.adapters.trajectory``), or None when it has no
+    adapter, its adapter reads none, or reading failed: a trajectory is evidence for a person, and a damaged
+    one never costs the trial (the agent's own log is kept either way)."""
+    if not agent.usage:
+        return None
+    try:
+        return adapters.trajectory(agent.usage, output, out_dir)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+        return None
 
 
 def add_usage(total: dict | None, more: dict | None) -> dict | None:
@@ -498,7 +459,7 @@ def add_usage(total: dict | None, more: dict | None) -> dict | None:
     if total is None:
         return dict(more)
     out = {}
-    for key in ("tokens_sent", "tokens_received", "cost"):
+    for key in adapters.USAGE_KEYS:
         a, b = total.get(key), more.get(key)
         out[key] = None if a is None and b is None else (a or 0) + (b or 0)
     return out

@@ -255,10 +255,11 @@ class TryRecord(_Record):
     tampered, error), ``note``, ``grade`` (``Grade.to_json()``; None when not graded; ``reused_from_try`` when an
     earlier try's grading stands for it), ``usage``, ``agent`` (exit code, timed out, seconds, ...), the
     special files removed from the work tree, the ``/lab/out`` files kept, ``work_archive`` (the kept work
-    tree's file name, or None), and optionally ``work_digest`` and ``rate_limit_retries``."""
+    tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries`` and ``trajectory`` (the
+    file name of the try's normalised trajectory, ``trajectory-<n>.json``)."""
 
     FIX: ClassVar[str] = "run the trial again"
-    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries")
+    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "trajectory")
 
     number: int
     outcome: str = "fail"
@@ -271,6 +272,7 @@ class TryRecord(_Record):
     work_archive: str | None = None
     work_digest: str | None = None
     rate_limit_retries: list | None = None
+    trajectory: str | None = None  # the try's trajectory file in the trial's folder (rules.adapters)
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:

@@ -58,7 +58,8 @@ from pathlib import Path
 from typing import Callable, ClassVar, Iterator, Mapping
 
 from rules import disk, sandbox
-from rules.agents import IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_usage
+from rules.agents import (IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_trajectory,
+                          try_usage)
 from rules.config import ConfigError, Limits
 from rules.files import read_json, sha256_bytes, tree_digest, write_atomic
 from rules.grade import grade
@@ -578,6 +579,18 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         time.sleep(wait)
 
 
+def _keep_trajectory(t: Trial, n: int, output: str, out_dir: Path, hidden: Mapping[str, str]) -> str | None:
+    """Write try ``n``'s trajectory (its agent's adapter's reading of its output and ``/lab/out``, secrets
+    redacted) as ``trajectory-<n>.json`` in the trial's folder; returns that file name, or None when there is
+    none."""
+    found = try_trajectory(t.agent, output, out_dir)
+    if not found:
+        return None
+    name = f"trajectory-{n}.json"
+    write_atomic(t.run_dir / name, _redact(json.dumps(found, indent=1, ensure_ascii=False), hidden) + "\n")
+    return name
+
+
 def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialResult, capped: bool,
                box: AgentContainer) -> None:
     """The tries of trial ``t`` in its scratch folder (a ``disk``-capped filesystem when ``capped``), the agent
@@ -604,7 +617,8 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
                    "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes, "fresh_container": box.fresh},
             removed_special_files=[] if unreadable else remove_special_files(work),
             out_files=[] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", hidden),
-            rate_limit_retries=retries or None)
+            rate_limit_retries=retries or None,
+            trajectory=_keep_trajectory(t, n, res.output, out_dir, hidden))
         result.tries.append(record)
         if problem is not None:
             record.outcome, record.note = "error", f"{problem['kind']}: {problem['message']}"

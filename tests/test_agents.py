@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rules.agents import (AgentError, add_usage, aider_usage, get_agent, load_agents, parse_agent,
+from rules.adapters.aider import usage as _aider_usage
+from rules.agents import (AgentError, add_usage, get_agent, load_agents, parse_agent,
                           read_usage_file, run_id, slug)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -83,20 +84,39 @@ def test_definition_digest_changes_with_any_field():
 def test_aider_usage_is_read_from_its_token_lines():
     out = ("Tokens: 2.3k sent, 120 received. Cost: $0.01 message, $0.01 session.\n"
            "Applied edit to a.py\nTokens: 1.1k sent, 1.5k cache write, 80 received. Cost: $0.02 message, $0.03 session.\n")
-    assert aider_usage(out) == {"tokens_sent": 3400, "tokens_received": 200, "cost": 0.03}
-    assert aider_usage("Tokens: 500 sent, 20 received.\n") == {"tokens_sent": 500, "tokens_received": 20, "cost": None}
-    assert aider_usage("no usage here") is None
+    assert _aider_usage(out) == {"tokens_sent": 3400, "tokens_received": 200, "tokens_cached": None, "cost": 0.03}
+    assert _aider_usage("Tokens: 500 sent, 20 received.\n") == {"tokens_sent": 500, "tokens_received": 20,
+                                                                "tokens_cached": None, "cost": None}
+    assert _aider_usage("Tokens: 9k sent, 4k cache hit, 1 received.\n")["tokens_cached"] == 4000
+    assert _aider_usage("no usage here") is None
+
+
+def test_an_unknown_adapter_is_refused_naming_the_known_ones():
+    with pytest.raises(AgentError, match="adapter 'nope' is unknown; known: .*aider"):
+        parse_agent("tomo", {"image": "noop", "command": ["tomo"], "adapter": "nope"})
+    a = parse_agent("tomo", {"image": "noop", "command": ["tomo"], "adapter": "aider"})
+    assert a.usage == a.errors == "aider"
+
+
+def test_aider_chat_history_is_a_trajectory(tmp_path):
+    from rules.adapters import trajectory
+    (tmp_path / "chat.md").write_text("# aider chat started at 2026\n\n#### fix it\n\nHere.\n\n> Applied edit to a.py\n")
+    steps = trajectory("aider", "", tmp_path)["steps"]
+    assert [(s["source"], s["message"]) for s in steps] == [
+        ("system", "# aider chat started at 2026"), ("user", "fix it"), ("agent", "Here."),
+        ("system", "Applied edit to a.py")]
+    assert trajectory("aider", "", tmp_path / "none") is None
 
 
 def test_usage_file_and_sums(tmp_path):
     f = tmp_path / "usage.json"
     f.write_text('{"tokens_sent": 10, "tokens_received": 2, "cost": "free"}')
-    assert read_usage_file(f) == {"tokens_sent": 10, "tokens_received": 2, "cost": None}
+    assert read_usage_file(f) == {"tokens_sent": 10, "tokens_received": 2, "tokens_cached": None, "cost": None}
     f.write_text("[1]")
     assert read_usage_file(f) is None and read_usage_file(tmp_path / "none.json") is None
     total = add_usage(None, {"tokens_sent": 10, "tokens_received": 2, "cost": None})
     total = add_usage(total, {"tokens_sent": 5, "tokens_received": None, "cost": 0.5})
-    assert total == {"tokens_sent": 15, "tokens_received": 2, "cost": 0.5}
+    assert total == {"tokens_sent": 15, "tokens_received": 2, "tokens_cached": None, "cost": 0.5}
 
 
 def _home(tmp_path: Path) -> Path:

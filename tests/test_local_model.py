@@ -251,6 +251,10 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
         assert r["usage"] and r["usage"]["tokens_sent"] > 0 and r["usage"]["tokens_received"] > 0, (task, logs.get(task))
         assert r["service"]["image"].startswith("lab/service-llama:")
         assert "Uvicorn running" in (runs / task / "service.log").read_text()
+        first = r["tries"][0]  # aider's chat history, read by its adapter, is the try's trajectory
+        trajectory = json.loads((runs / task / first["trajectory"]).read_text())
+        assert trajectory["schema_version"] == "ATIF-v1.7"
+        assert [s["source"] for s in trajectory["steps"]].count("user") >= 1, trajectory
         for log in runs.glob(f"{task}/agent-*.log"):  # nothing in aider tried to reach outside
             text = log.read_text()
             assert not [w for w in ("githubusercontent", "Failed to resolve", "NameResolutionError") if w in text], text
