@@ -204,11 +204,15 @@ class Agent:
                              f"built-in images: {', '.join(known)} (or give a path relative to {ROOT})")
         return path
 
-    def dockerfile(self, grader: str) -> str:
-        """The agent image's Dockerfile text, ``FROM`` the grader image tag ``grader``."""
+    def dockerfile(self, grader: str, debian: str = "debian:bookworm") -> str:
+        """The agent image's Dockerfile text, ``FROM`` the image tag ``grader`` (the grader image, or a swe
+        task's environment image); ``debian`` is the plain Debian image a template builds the agent's own
+        prefix in (``/opt/lab/agents/<name>``, copied into the image with ``COPY --from``), so the agent brings
+        its own runtime and works on every base."""
         from rules.render import environment
         text = self.template_path().read_text(encoding="utf-8")
-        return environment().from_string(text).render(grader=grader, agent=self.name, **dict(self.build))
+        return environment().from_string(text).render(grader=grader, debian=debian, agent=self.name,
+                                                      **dict(self.build))
 
     def tag(self, grader: str = DEFAULT_GRADER) -> str:
         """The agent image's tag: ``lab/agent-<name>:latest`` on the default grader image; on another grader

@@ -102,16 +102,18 @@ def agent_stamp_name(agent, base: str | None = None) -> str:
     return f"{agent.stamp_name}-on-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", base).strip("-.")[:100]
 
 
-def build_agent(agent, log=sys.stderr, base: str | None = None) -> dict:
+def build_agent(agent, log=sys.stderr, base: str | None = None, base_image: str = "debian:bookworm") -> dict:
     """Build the image of ``agent`` (a ``rules.agents.Agent``) ``FROM`` ``base`` (None: the grader image
     ``GRADER``; a swe task's environment image, so the agent can run the repository's tests) and stamp it
-    (``agent_stamp_name``). Returns the stamp. Raises SandboxError (failed build, e.g. an agent whose install
-    needs a newer Python than the base has) or AgentError (no template)."""
+    (``agent_stamp_name``); its template may build the agent's own prefix in the Debian image ``base_image``
+    (pulled, or bootstrapped locally). Returns the stamp. Raises SandboxError (failed build) or AgentError (no
+    template)."""
     base = base or GRADER
+    debian = sandbox.ensure_base_image(base_image, log=log)
     if base == GRADER:
-        return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base), log=log)
+        return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base, debian), log=log)
     # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared
-    image = sandbox.build_image(agent.tag(base), agent.dockerfile(base), context_files(), log=log)
+    image = sandbox.build_image(agent.tag(base), agent.dockerfile(base, debian), context_files(), log=log)
     stamp = {"image": agent.tag(base), "id": image, "base": base}
     write_json(stamp_path(agent_stamp_name(agent, base)), stamp, only_if_changed=True)
     return stamp

@@ -520,7 +520,7 @@ def _build_agent(name: str) -> None:
     from rules.agents import get_agent
 
     try:
-        stamp = images.build_agent(get_agent(name))
+        stamp = images.build_agent(get_agent(name), base_image=lab_settings().base_image)
     except ConfigError as exc:
         return TaskFailed(str(exc))
     print(f"agent image {stamp['image']} {stamp['id'][:19]}")
@@ -553,7 +553,7 @@ def _build_agent_on(name: str, base: str) -> None:
     from rules.agents import get_agent
 
     try:
-        stamp = images.build_agent(get_agent(name), base=base)
+        stamp = images.build_agent(get_agent(name), base=base, base_image=lab_settings().base_image)
     except ConfigError as exc:
         return TaskFailed(str(exc))
     except Exception as exc:  # noqa: BLE001 - SandboxError: say which agent and base, and what to do
