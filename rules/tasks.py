@@ -200,9 +200,11 @@ def _prove(tier: str, task: str, image: str, limits, progress) -> None:
     progress.done(tiers.get(tier).prove(load_suite(tier).build_dir / task, image, limits))
 
 
-def _prove_batch(tier: str, tasks: list[str], image: str, limits, progress) -> None:
+def _prove_batch(tier: str, tasks: list[str], image: str, limits, progress, reprove: bool = False) -> None:
     progress.begin()
     build = load_suite(tier).build_dir
+    # a rejection for the machine's sake stands (``_proof_stands``): the batch must not prove it again either
+    tasks = [t for t in tasks if reprove or _proof_stands(str(build / t / "proof.json"), True)]
     tiers.get(tier).prove_batch([build / t for t in tasks], image, limits)
 
 
@@ -212,15 +214,17 @@ def _batch_current(members: list[tuple[Path, Path, Path]]) -> bool:
     return sum(_stale(render, proof, stamp) for render, proof, stamp in members) < 2
 
 
-def _not_environmental(proof: str) -> bool:
-    """False when the last proof was rejected for the machine's sake (a timeout or out of memory): such a
-    rejection is never kept, the next gen proves the task again); False too for a damaged proof.json (not a
-    JSON object), which is proven again rather than read."""
+def _proof_stands(proof: str, reprove: bool = False) -> bool:
+    """Whether the last proof stands (the prove task's own check; doit's ``file_dep`` and ``config_changed``
+    cover its inputs and limits): False for a damaged proof.json (not a JSON object), which is proven again
+    rather than read, and, with ``reprove`` (``reprove=1``), for one rejected for the machine's sake (a timeout
+    or out of memory). Without it such a rejection stands until its inputs or limits change: proving a
+    reference that hangs again on every gen costs twice the proof timeout each time."""
     try:
         record = read_json(Path(proof), {})
     except (ValueError, UnicodeDecodeError):
         return False
-    return isinstance(record, dict) and not record.get("environmental")
+    return isinstance(record, dict) and not (reprove and record.get("environmental"))
 
 
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
@@ -337,7 +341,7 @@ def _batch_task(tier: str, suite, name: str, members: list, progress) -> dict:
               m.image_stamp or suite.build_dir / m.name / "render.json") for m in members]
     return {
         "basename": "batch", "name": f"{tier}/{name}",
-        "actions": [(_prove_batch, [tier, names, members[0].image, suite.prove, progress])],
+        "actions": [(_prove_batch, [tier, names, members[0].image, suite.prove, progress, _flag("reprove")])],
         # the image as a file_dep: doit builds it first (it is a target of the image's task)
         "file_dep": sorted({str(m.image_stamp) for m in members if m.image_stamp}),
         "task_dep": [f"gen:{tier}/{n}" for n in names],
@@ -365,7 +369,7 @@ def _task_tasks(tier: str, suite, spec, progress, batch: str | None):
         "file_dep": [render] + ([spec.image_stamp] if spec.image_stamp else []),
         "targets": [proof],
         "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
-                     (_not_environmental, [str(proof)])],
+                     (_proof_stands, [str(proof), _flag("reprove")])],
         "task_dep": [batch] if batch else [],
         "doc": f"prove {spec.name}",
     }
