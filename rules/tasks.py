@@ -750,15 +750,20 @@ def task_regrade():
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
-def _report(tier: str) -> None:
+def _report(tier: str, run: str | None = None):
+    """Write the tier's report; after ``doit run`` (``run``: the run it made) fail with the one loud line when
+    every trial of the run ended in error (``rules.runs.run_failed``), so the command exits non-zero."""
     from rules import sandbox
     from rules.report import write_report
+    from rules.runs import run_failed
 
     # an agent box idles until removed: a run killed by Ctrl-C leaves its boxes up; the report (the end of every
     # `doit run` and `doit report`) removes those of runs that are provably gone
     if sandbox.boxes_left():
         sandbox.cleanup()
     write_report(tier)
+    failed = run_failed(run, load_suite(tier).runs_dir / run, _published(tier)) if run else None
+    return Refused(failed) if failed else None
 
 
 def _fail(message: str):
@@ -800,7 +805,8 @@ def _report_run(tier: str, agent: str | None) -> dict:
                                      f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
                                      "(README.md, Commands); nothing was run"])]}
     try:
-        return {"task_dep": [f"eval:{the_tier.report_run(ctx, agent)}"]}
+        run = the_tier.report_run(ctx, agent)
+        return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run])]}
     except ConfigError as exc:
         # `doit run agent=X` runs the report task: the message says what was asked, not "report"
         return {"actions": [(_fail, [str(exc)])]}

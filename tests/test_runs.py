@@ -229,6 +229,20 @@ def test_error_warning_names_the_agent_and_the_first_error(tmp_path):
     assert error_warning("aider", tmp_path, ["a", "b", "c"], since=old - 50) == line
 
 
+def test_a_run_whose_every_trial_is_an_error_fails_naming_the_run_and_the_fix(tmp_path):
+    from rules.runs import run_failed
+
+    for task, status in (("a", "error"), ("a@2", "error"), ("b", "error"), ("old", "pass")):
+        (tmp_path / task).mkdir()
+        (tmp_path / task / "result.json").write_text(json.dumps(
+            {"status": status, "error": f"try 1: could_not_run: {task}", "error_kind": "agent"}))
+    line = run_failed("tomo.m1", tmp_path, ["a", "b"])  # "old" is no published task: not the run's
+    assert line.startswith("lab: run 'tomo.m1' FAILED: all 3 of its trials ended in error, none was graded")
+    assert "first, a: try 1: could_not_run: a" in line and "evals/agents.toml" in line and "\n" not in line
+    assert run_failed("tomo.m1", tmp_path, ["a", "b", "old"]) is None  # one trial finished
+    assert run_failed("tomo.m1", tmp_path, ["nothing"]) is None  # no result at all
+
+
 def test_capped_folder_holds_writes_to_its_size_and_leaves_nothing(tmp_path):
     from rules import disk
 
@@ -339,6 +353,18 @@ def test_a_run_of_mostly_errors_says_so_loudly_at_the_end(home):
     assert "python-hello: try 1: could_not_run" in warning[0]
     again = run_doit(home, "eval:exit-127", "jobs=1", timeout=600)
     assert len(again.executed("eval:exit-127/")) == 4, "errors are retried by the next run"
+
+
+@docker
+def test_a_run_whose_every_trial_is_an_error_exits_non_zero_with_one_line(home):
+    res = run_doit(home, "run", "agent=exit-127", "jobs=1", timeout=600)
+    assert res.code != 0, res.stdout[-3000:] + res.stderr[-3000:]
+    failed = [line for line in (res.stdout + res.stderr).splitlines() if "FAILED" in line]
+    assert len(failed) == 1 and failed[0].startswith("lab: run 'exit-127' FAILED: all 4 of its trials"), failed
+    assert "evals/agents.toml" in failed[0] and "TaskFailed" not in res.stdout + res.stderr
+    assert (home / "evals" / "aider" / "report.md").is_file(), "the report is written all the same"
+    ok = run_doit(home, "run", "agent=noop", "jobs=1", "tries=1", timeout=900)
+    assert ok.code == 0 and "FAILED" not in ok.stdout + ok.stderr, ok.stdout[-3000:] + ok.stderr[-3000:]
 
 
 @docker
