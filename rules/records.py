@@ -22,7 +22,8 @@ from rules.files import write_json
 TASK_FORMAT = 2  # task.json; bump when its fields change meaning (every task renders again)
 PROOF_FORMAT = 2  # proof.json
 MANIFEST_FORMAT = 2  # manifest.json
-TRIAL_FORMAT = 2  # a trial's result.json and its key
+TRIAL_FORMAT = 2  # a trial's key (result.json's `key.format`): a bump makes every stored trial run again
+TRIAL_RECORD_FORMAT = 3  # a trial's result.json (`version`; 3: a try's `suspicions`), read alike from 2 on
 SWE_TRIAL_FORMAT = 1  # a swe trial's result.json and its key
 
 
@@ -255,10 +256,12 @@ class TryRecord(_Record):
     tampered, error), ``note``, ``grade`` (``Grade.to_json()``; None when not graded; ``reused_from_try`` when an
     earlier try's grading stands for it), ``usage``, ``agent`` (exit code, timed out, seconds, ...), the
     special files removed from the work tree, the ``/lab/out`` files kept, ``work_archive`` (the kept work
-    tree's file name, or None), and optionally ``work_digest`` and ``rate_limit_retries``."""
+    tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries`` and ``suspicions`` (the
+    suspicion scan's flags on the graded change, ``rules.scan.scan``: [] when it found none; absent when the try
+    was not graded, or was graded before the scan)."""
 
     FIX: ClassVar[str] = "run the trial again"
-    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries")
+    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "suspicions")
 
     number: int
     outcome: str = "fail"
@@ -271,6 +274,7 @@ class TryRecord(_Record):
     work_archive: str | None = None
     work_digest: str | None = None
     rate_limit_retries: list | None = None
+    suspicions: list | None = None
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -294,7 +298,7 @@ class TrialResult(_Record):
     notes, the disk cap, the image tags and ids, the grader's toolchains and the agent's container mode;
     optionally the ``service`` the agent used and the ``backend`` that ran it."""
 
-    FORMAT: ClassVar[int] = TRIAL_FORMAT
+    FORMAT: ClassVar[int] = TRIAL_RECORD_FORMAT
     FIX: ClassVar[str] = "run the trial again (`doit run agent=<agent>`: a damaged record counts as missing)"
     REQUIRED: ClassVar[dict] = {"task": str, "status": str}
     OPTIONAL: ClassVar[tuple] = ("disk", "agent_container", "service", "backend")
@@ -329,7 +333,7 @@ class TrialResult(_Record):
     agent_container: str | None = None
     service: dict | None = None
     backend: dict | None = None
-    version: int = TRIAL_FORMAT
+    version: int = TRIAL_RECORD_FORMAT
     extra: dict = field(default_factory=dict)
 
     @classmethod

@@ -260,6 +260,7 @@ def test_capped_folder_holds_writes_to_its_size_and_leaves_nothing(tmp_path):
 
 # ---- Docker: real containers on the fixture tier ----
 
+EQ_FORGER = r"printf 'class Any:\n    def __eq__(self, other):\n        return True\n\n\ndef double(number):\n    return Any()\n'"
 RL_LINE = "litellm.RateLimitError: RateLimitError: OpenAIException - Error code: 429 - slow down"
 RUN_AGENTS = f"""
 [missing-command]
@@ -295,6 +296,11 @@ errors = "aider"
 image = "noop"
 command = ["sh", "-c", '''for f in {{files}}; do {GOOD} > "$f"; done''']
 
+[eq-forger]
+# a result that compares equal to anything: the tests pass; the suspicion scan flags it for review
+image = "noop"
+command = ["sh", "-c", '''{EQ_FORGER} > {{files}}''']
+
 [filler]
 # writes far past its 64 MiB disk
 image = "noop"
@@ -303,7 +309,7 @@ command = ["sh", "-c", '''{GOOD} > {{files}}; head -c 200000000 /dev/zero > fill
 disk = "64m"
 """
 RUN_AGENT_NAMES = ["missing-command", "exit-127", "slow-first", "rate-limited", "always-limited", "regrade-solver",
-                   "filler"]
+                   "filler", "eq-forger"]
 
 
 @pytest.fixture(scope="module")
@@ -365,6 +371,18 @@ def test_a_run_whose_every_trial_is_an_error_exits_non_zero_with_one_line(home):
     assert (home / "evals" / "aider" / "report.md").is_file(), "the report is written all the same"
     ok = run_doit(home, "run", "agent=noop", "jobs=1", "tries=1", timeout=900)
     assert ok.code == 0 and "FAILED" not in ok.stdout + ok.stderr, ok.stdout[-3000:] + ok.stderr[-3000:]
+
+
+@docker
+def test_a_pass_by_an_equality_that_says_yes_carries_a_suspicion_flag_in_the_record_and_the_report(home):
+    r = trial(home, "eq-forger", tries=1)
+    assert r["status"] == "pass" and r["version"] == 3, r
+    flags = r["tries"][0]["suspicions"]
+    assert [(f["name"], f["file"], f["line"]) for f in flags] == [("eq-always", "hello.py", 2)], flags
+    res = run_doit(home, "report", timeout=600)
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    md = (home / "evals" / "aider" / "report.md").read_text()
+    assert "## Suspicion flags" in md and "eq-always hello.py:2" in md, md[-3000:]
 
 
 @docker
