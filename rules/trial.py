@@ -671,12 +671,16 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
 
 
-def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict]:
+def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict] | None:
     """The suspicion scan's flags (``rules.scan.scan``) on the change a grading of the task in ``task_dir``
     read: the ``graded`` tree against the ``stub`` (``rules.worktree.graded_diff``), with the table of the
-    task's tier (``rules.tiers.suspicions_of``). Evidence for a reviewer; no verdict depends on it."""
+    task's tier (``rules.tiers.suspicions_of``). Evidence for a reviewer; no verdict depends on it. None (not
+    scanned) when the tier cannot be loaded here (a plug-in tier a cluster node's home lacks)."""
     meta = read_json(Path(task_dir) / "task.json") or {}
-    table = suspicions_of(meta)
+    try:
+        table = suspicions_of(meta)
+    except ConfigError:
+        return None
     return scan(graded_diff(task_dir, stub, graded), table) if table else []
 
 

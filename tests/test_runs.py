@@ -383,6 +383,15 @@ def test_a_pass_by_an_equality_that_says_yes_carries_a_suspicion_flag_in_the_rec
     assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
     md = (home / "evals" / "aider" / "report.md").read_text()
     assert "## Suspicion flags" in md and "eq-always hello.py:2" in md, md[-3000:]
+    # a result graded before the scan (version 2, no flags) is scanned by a re-grading
+    path = run_folder(home, "eq-forger") / "result.json"
+    old = json.loads(path.read_text())
+    del old["tries"][0]["suspicions"]
+    path.write_text(json.dumps({**old, "version": 2}))
+    res = run_doit(home, "regrade", "agent=eq-forger", timeout=600)
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    again = json.loads(path.read_text())
+    assert again["version"] == 3 and again["tries"][0]["suspicions"] == flags and again["status"] == "pass"
 
 
 @docker
