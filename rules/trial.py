@@ -675,13 +675,14 @@ def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict] | None:
     """The suspicion scan's flags (``rules.scan.scan``) on the change a grading of the task in ``task_dir``
     read: the ``graded`` tree against the ``stub`` (``rules.worktree.graded_diff``), with the table of the
     task's tier (``rules.tiers.suspicions_of``). Evidence for a reviewer; no verdict depends on it. None (not
-    scanned) when the tier cannot be loaded here (a plug-in tier a cluster node's home lacks)."""
+    scanned) when the tier cannot be loaded here (a plug-in tier a cluster node's home lacks) or the change
+    cannot be read (git or diff failed on the tree)."""
     meta = read_json(Path(task_dir) / "task.json") or {}
     try:
         table = suspicions_of(meta)
-    except ConfigError:
+        return scan(graded_diff(task_dir, stub, graded), table) if table else []
+    except Exception:  # noqa: BLE001 - evidence that decides nothing must never cost the trial its verdict
         return None
-    return scan(graded_diff(task_dir, stub, graded), table) if table else []
 
 
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:
