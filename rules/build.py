@@ -291,6 +291,7 @@ def summary(manifest: dict) -> str:
         lines.append(f"  {name:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     for e in manifest["tasks"]:
         if e["status"] == "rejected":
-            again = " (the machine's doing: proved again on the next run)" if e.get("environmental") else ""
+            again = (" (the machine's doing: proved again when its inputs or limits change, or with reprove=1)"
+                     if e.get("environmental") else "")
             lines.append(f"  rejected {e['task']}: {e['reason']}{again}")
     return "\n".join(lines)

@@ -22,7 +22,8 @@ from rules.files import write_json
 TASK_FORMAT = 2  # task.json; bump when its fields change meaning (every task renders again)
 PROOF_FORMAT = 2  # proof.json
 MANIFEST_FORMAT = 2  # manifest.json
-TRIAL_FORMAT = 2  # a trial's result.json and its key
+TRIAL_FORMAT = 2  # a trial's key (result.json's `key.format`): a bump makes every stored trial run again
+TRIAL_RECORD_FORMAT = 3  # a trial's result.json (`version`; 3: a try's `suspicions`), read alike from 2 on
 SWE_TRIAL_FORMAT = 1  # a swe trial's result.json and its key
 
 
@@ -255,11 +256,13 @@ class TryRecord(_Record):
     tampered, error), ``note``, ``grade`` (``Grade.to_json()``; None when not graded; ``reused_from_try`` when an
     earlier try's grading stands for it), ``usage``, ``agent`` (exit code, timed out, seconds, ...), the
     special files removed from the work tree, the ``/lab/out`` files kept, ``work_archive`` (the kept work
-    tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries`` and ``trajectory`` (the
-    file name of the try's normalised trajectory, ``trajectory-<n>.json``)."""
+    tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries``, ``suspicions`` (the
+    suspicion scan's flags on the graded change, ``rules.scan.scan``: [] when it found none; absent when the try
+    was not graded, or was graded before the scan) and ``trajectory`` (the file name of the try's normalised
+    trajectory, ``trajectory-<n>.json``, ``rules.adapters``)."""
 
     FIX: ClassVar[str] = "run the trial again"
-    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "trajectory")
+    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "suspicions", "trajectory")
 
     number: int
     outcome: str = "fail"
@@ -272,6 +275,7 @@ class TryRecord(_Record):
     work_archive: str | None = None
     work_digest: str | None = None
     rate_limit_retries: list | None = None
+    suspicions: list | None = None
     trajectory: str | None = None  # the try's trajectory file in the trial's folder (rules.adapters)
     extra: dict = field(default_factory=dict)
 
@@ -296,7 +300,7 @@ class TrialResult(_Record):
     notes, the disk cap, the image tags and ids, the grader's toolchains and the agent's container mode;
     optionally the ``service`` the agent used and the ``backend`` that ran it."""
 
-    FORMAT: ClassVar[int] = TRIAL_FORMAT
+    FORMAT: ClassVar[int] = TRIAL_RECORD_FORMAT
     FIX: ClassVar[str] = "run the trial again (`doit run agent=<agent>`: a damaged record counts as missing)"
     REQUIRED: ClassVar[dict] = {"task": str, "status": str}
     OPTIONAL: ClassVar[tuple] = ("disk", "agent_container", "service", "backend")
@@ -331,7 +335,7 @@ class TrialResult(_Record):
     agent_container: str | None = None
     service: dict | None = None
     backend: dict | None = None
-    version: int = TRIAL_FORMAT
+    version: int = TRIAL_RECORD_FORMAT
     extra: dict = field(default_factory=dict)
 
     @classmethod

@@ -168,6 +168,27 @@ def tampered_tries(result: dict) -> list[dict]:
     return out
 
 
+def suspicious_tries(result: dict) -> list[dict]:
+    """The tries of ``result`` (and the attempts of a trial that makes attempts) whose graded change the
+    suspicion scan flagged (``rules.scan``; a try's or an attempt's ``suspicions``): ``[{"try", "outcome",
+    "flags": [{"name", "file", "line", "text", "why"}]}]``. A try whose grading is an earlier try's
+    (``reused_from_try``: the same tree) is not listed again."""
+    out = []
+    for i, t in enumerate(result.get("tries") or [], 1):
+        if t.get("suspicions") and not (t.get("grade") or {}).get("reused_from_try"):
+            out.append({"try": t.get("try", i), "outcome": t.get("outcome"), "flags": list(t["suspicions"])})
+    for i, a in enumerate(result.get("attempts") or [], 1):
+        if a.get("suspicions"):
+            out.append({"try": a.get("attempt", i), "outcome": a.get("status"), "flags": list(a["suspicions"])})
+    return out
+
+
+def flag_line(flag: dict) -> str:
+    """A suspicion flag in one line: ``name file:line: text (why)`` (a path pattern's: ``name file (why)``)."""
+    where = f"{flag.get('file')}:{flag['line']}: {flag.get('text')}" if flag.get("line") else f"{flag.get('file')}"
+    return f"{flag.get('name')} {where} ({flag.get('why')})"
+
+
 def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = None) -> str:
     """A trial's outcome in one word: ``pass@N`` (passed on try N; a profile's own word: ``resolved``), ``fail``
     (or ``unresolved``), ``timeout``, ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or
@@ -264,7 +285,8 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
     ``without_free`` only for a profile with free tasks; <groups> is the profile's ``groups``: ``languages``,
     ``repos``) ``, "repeat_rates": {<metric>: spread over the complete repeats}, "per_repeat": [{"repeat", <metrics>, <counts>}],
     <counts>, "error_messages": [{"kind", "message", "count", "trials"}], "tampered_evidence": [{"task",
-    "repeat", "try", "status", "evidence"}], "graded_by": [see graded_by], "one_try" (trials run with tries=1), "median_agent_seconds",
+    "repeat", "try", "status", "evidence"}], "suspicion_flags": [{"task", "repeat", "try", "outcome", "status",
+    "flags", "lines" (``flag_line``)}] (``suspicious_tries``), "graded_by": [see graded_by], "one_try" (trials run with tries=1), "median_agent_seconds",
     "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (the Aider leaderboard's record keys,
     repeat 1, for a profile with ``records``; one with ``attempts`` adds ``agents``, ``attempts`` (see ``attempt_stats``) and
     ``seconds`` (see ``seconds_of``)) where <counts> is ``trials, finished, errors, errors_agent,
@@ -292,7 +314,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
     done = [res for k, t, res in current if finished(run.outcomes[k][t])]
     agent_seconds = [res.get("agent_seconds", 0.0) for res in done]
     messages: dict[tuple[str, str], list[str]] = {}
-    evidence = []
+    evidence, flagged = [], []
     for k, t, res in current:
         name = t if k == 1 else f"{t}{REPEAT_SEP}{k}"
         if run.outcomes[k][t].startswith("error:"):
@@ -300,6 +322,10 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
         for tt in tampered_tries(res):
             evidence.append({"task": t, "repeat": k, "try": tt["try"], "status": res.get("status"),
                              "evidence": tt["evidence"]})
+        for tt in suspicious_tries(res):
+            flagged.append({"task": t, "repeat": k, "try": tt["try"], "outcome": tt["outcome"],
+                            "status": res.get("status"), "flags": tt["flags"],
+                            "lines": [flag_line(f) for f in tt["flags"]]})
     row = {
         "run": run.run, "label": run.label, "agent": run.agent, "settings": dict(run.settings),
         "command": run.command, "tasks": len(tasks), "free": len(tasks) - len(kept), "repeats": repeats,
@@ -313,7 +339,8 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
         "per_repeat": per_repeat, **_counts(everything, late),
         "error_messages": [{"kind": kind, "message": msg, "count": len(names), "trials": names}
                            for (kind, msg), names in sorted(messages.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
-        "tampered_evidence": evidence, "graded_by": graded_by([res for _k, _t, res in current]),
+        "tampered_evidence": evidence, "suspicion_flags": flagged,
+        "graded_by": graded_by([res for _k, _t, res in current]),
         "one_try": sum(1 for _k, _t, res in current if res.get("tries_allowed") == 1),
         "median_agent_seconds": round(statistics.median(agent_seconds), 3) if agent_seconds else None,
         **_usage([res for _k, _t, res in current]),
@@ -484,6 +511,11 @@ def warnings_of(rows: list[dict], profile: Profile) -> list[str]:
         if row["tampered"]:
             out.append(f"{row['label']}: {row['tampered']} trial(s) tampered with their test report "
                        f"(counted as not {profile.verb}; evidence in report.json)")
+        passes = [e for e in row.get("suspicion_flags") or [] if e["status"] == "pass"]
+        if passes:
+            out.append(f"{row['label']}: {len(passes)} {profile.try_word}(s) of trials that count as {profile.verb} "
+                       f"carry suspicion flags ({', '.join(sorted({e['task'] for e in passes}))}): review them in the "
+                       f"Suspicion flags table")
         if row.get("passed_late"):
             late = max(m.tries for m in profile.metrics)
             out.append(f"{row['label']}: {row['passed_late']} trial(s) passed only on try {late + 1} or later (a run "

@@ -220,3 +220,25 @@ def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | N
     kind = f" ({first.get('error_kind')})" if first.get("error_kind") else ""
     return (f"lab: WARNING: {len(errors)} of {len(tasks)} trials of agent {agent!r} ended in error{kind}, not "
             f"graded; first, {task}: {str(first.get('error') or '')[:300]}")
+
+
+FIXES = {  # what to do about a run whose every trial ended in error, by the first error's kind
+    "agent": "check the agent's command, image and keys in evals/agents.toml (its log: {trial}/agent-1.log)",
+    "infrastructure": "check the Docker engine and lab's images (`docker info`, `doit image:grader`)",
+}
+
+
+def run_failed(run: str, run_root: Path, tasks: list[str]) -> str | None:
+    """The one loud line for the end of ``doit run`` when every trial of run ``run`` (the folder ``run_root``:
+    ``<task>`` and ``<task>@<k>`` folders of the published ``tasks``) that has a result ended in ``error``, so
+    nothing was graded: it names the run, the count, the first error and the fix (``FIXES``, by its kind). None
+    when any trial finished, or none has a result."""
+    folders = sorted(p for p in Path(run_root).glob("*") if p.name.split("@")[0] in set(tasks))
+    results = [(p, stored_result(p)) for p in folders]
+    results = [(p, r) for p, r in results if isinstance(r, dict)]
+    if not results or any(r.get("status") != "error" for _, r in results):
+        return None
+    trial, first = results[0]
+    fix = FIXES.get(first.get("error_kind") or "infrastructure", FIXES["infrastructure"]).format(trial=trial)
+    return (f"lab: run {run!r} FAILED: all {len(results)} of its trials ended in error, none was graded; first, "
+            f"{trial.name}: {str(first.get('error') or '')[:300]}; {fix}, then run it again (errors are retried)")

@@ -200,9 +200,11 @@ def _prove(tier: str, task: str, image: str, limits, progress) -> None:
     progress.done(tiers.get(tier).prove(load_suite(tier).build_dir / task, image, limits))
 
 
-def _prove_batch(tier: str, tasks: list[str], image: str, limits, progress) -> None:
+def _prove_batch(tier: str, tasks: list[str], image: str, limits, progress, reprove: bool = False) -> None:
     progress.begin()
     build = load_suite(tier).build_dir
+    # a rejection for the machine's sake stands (``_proof_stands``): the batch must not prove it again either
+    tasks = [t for t in tasks if reprove or _proof_stands(str(build / t / "proof.json"), True)]
     tiers.get(tier).prove_batch([build / t for t in tasks], image, limits)
 
 
@@ -212,15 +214,17 @@ def _batch_current(members: list[tuple[Path, Path, Path]]) -> bool:
     return sum(_stale(render, proof, stamp) for render, proof, stamp in members) < 2
 
 
-def _not_environmental(proof: str) -> bool:
-    """False when the last proof was rejected for the machine's sake (a timeout or out of memory): such a
-    rejection is never kept, the next gen proves the task again); False too for a damaged proof.json (not a
-    JSON object), which is proven again rather than read."""
+def _proof_stands(proof: str, reprove: bool = False) -> bool:
+    """Whether the last proof stands (the prove task's own check; doit's ``file_dep`` and ``config_changed``
+    cover its inputs and limits): False for a damaged proof.json (not a JSON object), which is proven again
+    rather than read, and, with ``reprove`` (``reprove=1``), for one rejected for the machine's sake (a timeout
+    or out of memory). Without it such a rejection stands until its inputs or limits change: proving a
+    reference that hangs again on every gen costs twice the proof timeout each time."""
     try:
         record = read_json(Path(proof), {})
     except (ValueError, UnicodeDecodeError):
         return False
-    return isinstance(record, dict) and not record.get("environmental")
+    return isinstance(record, dict) and not (reprove and record.get("environmental"))
 
 
 def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
@@ -337,7 +341,7 @@ def _batch_task(tier: str, suite, name: str, members: list, progress) -> dict:
               m.image_stamp or suite.build_dir / m.name / "render.json") for m in members]
     return {
         "basename": "batch", "name": f"{tier}/{name}",
-        "actions": [(_prove_batch, [tier, names, members[0].image, suite.prove, progress])],
+        "actions": [(_prove_batch, [tier, names, members[0].image, suite.prove, progress, _flag("reprove")])],
         # the image as a file_dep: doit builds it first (it is a target of the image's task)
         "file_dep": sorted({str(m.image_stamp) for m in members if m.image_stamp}),
         "task_dep": [f"gen:{tier}/{n}" for n in names],
@@ -365,7 +369,7 @@ def _task_tasks(tier: str, suite, spec, progress, batch: str | None):
         "file_dep": [render] + ([spec.image_stamp] if spec.image_stamp else []),
         "targets": [proof],
         "uptodate": [config_changed({"limits": repr(suite.prove), "image": spec.image}),
-                     (_not_environmental, [str(proof)])],
+                     (_proof_stands, [str(proof), _flag("reprove")])],
         "task_dep": [batch] if batch else [],
         "doc": f"prove {spec.name}",
     }
@@ -746,15 +750,20 @@ def task_regrade():
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
-def _report(tier: str) -> None:
+def _report(tier: str, run: str | None = None):
+    """Write the tier's report; after ``doit run`` (``run``: the run it made) fail with the one loud line when
+    every trial of the run ended in error (``rules.runs.run_failed``), so the command exits non-zero."""
     from rules import sandbox
     from rules.report import write_report
+    from rules.runs import run_failed
 
     # an agent box idles until removed: a run killed by Ctrl-C leaves its boxes up; the report (the end of every
     # `doit run` and `doit report`) removes those of runs that are provably gone
     if sandbox.boxes_left():
         sandbox.cleanup()
     write_report(tier)
+    failed = run_failed(run, load_suite(tier).runs_dir / run, _published(tier)) if run else None
+    return Refused(failed) if failed else None
 
 
 def _fail(message: str):
@@ -796,7 +805,8 @@ def _report_run(tier: str, agent: str | None) -> dict:
                                      f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
                                      "(README.md, Commands); nothing was run"])]}
     try:
-        return {"task_dep": [f"eval:{the_tier.report_run(ctx, agent)}"]}
+        run = the_tier.report_run(ctx, agent)
+        return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run])]}
     except ConfigError as exc:
         # `doit run agent=X` runs the report task: the message says what was asked, not "report"
         return {"actions": [(_fail, [str(exc)])]}

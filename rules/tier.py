@@ -11,8 +11,9 @@ names no tier: it asks ``rules.tiers.get(name)`` for a ``Tier`` and calls these:
   (the report's metrics and the group it breaks them down by: a ``Profile``);
 - its trials: ``eval_steps(ctx)`` (the trials of a run, as ``Step`` records the doit creators turn into tasks),
   ``report_run(ctx, agent)`` (which run ``doit run agent=X`` makes before the report), ``regrade(agent)``,
-  ``agent_bases(suite, tasks)`` (the images agents are built on for its tasks, besides the grader image) and
-  ``stale_judge(suite, agents)`` (whether a stored result no longer counts, for the report).
+  ``agent_bases(suite, tasks)`` (the images agents are built on for its tasks, besides the grader image),
+  ``stale_judge(suite, agents)`` (whether a stored result no longer counts, for the report) and
+  ``suspicions(meta)`` (the patterns the suspicion scan looks for in a task's graded change: ``rules.scan``).
 
 A ``TaskSpec`` names its own image (the tag every stage runs it in) and the stamp that says which build of the
 image it was proven with, so a tier with one image per repository and version needs no global grader.
@@ -218,6 +219,12 @@ class Tier:
     def agent_bases(self, suite: Suite, tasks: list[str]) -> dict[str, str]:
         """The images agents are built on for ``tasks`` besides the grader image: env name → image tag."""
         return {}
+
+    def suspicions(self, meta: dict) -> tuple:
+        """The suspicion scan's table for a task whose task.json holds ``meta``: ``rules.scan.Suspicion``
+        patterns of what no solution of it needs (the test framework reached, equality that says yes to
+        anything, the tests or descriptors read, output redirected); () scans nothing."""
+        return ()
 
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """``judge(result, task_dir, agent, trial_dir) -> bool``: True when a stored trial result no longer

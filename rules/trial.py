@@ -63,10 +63,11 @@ from rules.agents import (IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, p
 from rules.config import ConfigError, Limits
 from rules.files import read_json, sha256_bytes, tree_digest, write_atomic
 from rules.grade import grade
-from rules.records import TRIAL_FORMAT, TrialResult, TryRecord, now
+from rules.records import TRIAL_FORMAT, TRIAL_RECORD_FORMAT, TrialResult, TryRecord, now
 from rules.render import render
-from rules.tiers import groups_of
-from rules.worktree import (archive_work, fresh_folder, graded_tree, lay_work_tree, lay_work_tree_like,
+from rules.scan import scan
+from rules.tiers import groups_of, suspicions_of
+from rules.worktree import (archive_work, fresh_folder, graded_diff, graded_tree, lay_work_tree, lay_work_tree_like,
                             remove_special_files, remove_tree, tree_problem, tree_size, unpack_work, work_diff,
                             work_digest)
 
@@ -651,6 +652,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             k, g = last[1], last[2]
             record.grade = {**result.tries[k - 1].grade, "reused_from_try": k}
             record.work_archive = result.tries[k - 1].work_archive
+            record.suspicions = result.tries[k - 1].suspicions
             record.work_digest = digest
             notes.append(f"the work tree is byte-identical to try {k}'s: its grading stands (grade-{k}.log)")
             write_atomic(t.run_dir / f"grade-{n}.log", f"lab: the work tree after try {n} is byte-identical to the one "
@@ -666,6 +668,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
                       log_path=t.run_dir / f"grade-{n}.log")
             record.grade = g.to_json()
             record.work_digest = digest
+            record.suspicions = suspicions(t.task_dir, stub, graded)
             last = (digest, n, g)
             result.grading_seconds = round(result.grading_seconds + g.seconds, 3)
         record.outcome = try_outcome(record.grade, res.timed_out)
@@ -680,6 +683,20 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
     result.status = trial_status([{"outcome": r.outcome} for r in result.tries])
     if tree_problem(work) is None and tree_size(work) <= WORK_TREE_CAP:
         write_atomic(t.run_dir / "work.diff", work_diff(stub, work))
+
+
+def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict] | None:
+    """The suspicion scan's flags (``rules.scan.scan``) on the change a grading of the task in ``task_dir``
+    read: the ``graded`` tree against the ``stub`` (``rules.worktree.graded_diff``), with the table of the
+    task's tier (``rules.tiers.suspicions_of``). Evidence for a reviewer; no verdict depends on it. None (not
+    scanned) when the tier cannot be loaded here (a plug-in tier a cluster node's home lacks) or the change
+    cannot be read (git or diff failed on the tree)."""
+    meta = read_json(Path(task_dir) / "task.json") or {}
+    try:
+        table = suspicions_of(meta)
+        return scan(graded_diff(task_dir, stub, graded), table) if table else []
+    except Exception:  # noqa: BLE001 - evidence that decides nothing must never cost the trial its verdict
+        return None
 
 
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:
@@ -784,15 +801,19 @@ def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict 
             if isinstance(k, int) and 1 <= k < n and (new["tries"][k - 1].get("grade") or {}).get("reused_from_try") is None:
                 # the same tree as try k's (see _run_tries): its new grading stands for this try too
                 rec["grade"] = {**new["tries"][k - 1]["grade"], "reused_from_try": k}
+                rec["suspicions"] = new["tries"][k - 1].get("suspicions")
                 rec["outcome"] = try_outcome(rec["grade"], bool(rec.get("agent", {}).get("timed_out")))
                 continue
             with tempfile.TemporaryDirectory(prefix="lab-regrade-") as tmp:
-                work = Path(tmp) / "work"
+                work, stub = Path(tmp) / "work", Path(tmp) / "stub"
                 unpack_work(t.run_dir / rec["work_archive"], work)
                 log = t.run_dir / f".grade-{n}.log.new"
                 graded, _ = graded_tree(t.task_dir, work, Path(tmp) / "graded" / "tree")
                 g = grade(t.task_dir, graded, image=t.grader_image, limits=t.grade_limits,
                           cache_volume=t.cache_volume, log_path=log)
+                if graded == work:  # a tree graded as it is: its change is against the stub (a patch holds its own)
+                    lay_work_tree(t.task_dir, stub)
+                rec["suspicions"] = suspicions(t.task_dir, stub, graded)
             logs.append((log, t.run_dir / f"grade-{n}.log"))
             seconds += g.seconds
             rec["grade"] = g.to_json()
@@ -818,6 +839,7 @@ def regrade_trial(t: Trial, result: dict, grader_id: str | None = None) -> dict 
         new["tests"] = {"ran": g["ran"], "passed": g["passed_tests"], "failed": g["failed_tests"]}
     new["passed_try"] = passed
     new["status"] = trial_status(new["tries"])
+    new["version"] = TRIAL_RECORD_FORMAT  # its tries carry the suspicion scan's flags now
     new["grading_seconds"] = round(seconds, 3)
     new["key"]["grade"] = t.grade_key(grader_id)
     new["graded"] = _graded(grader_id, new["key"]["grade"]["check_digest"], True)

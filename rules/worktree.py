@@ -18,6 +18,7 @@ from pathlib import Path
 from rules.files import read_json, write_atomic
 
 DIFF_CAP = 1024 * 1024  # bytes of work.diff kept
+SCAN_CAP = 16 * 1024 * 1024  # bytes of a graded change the suspicion scan reads (rules.scan)
 WORK_TREE_DEPTH = 200  # a work tree (or /lab/out) with folders nested deeper than this is not read by lab
 
 
@@ -217,6 +218,18 @@ def work_patch(task_dir: Path, work_tree: Path) -> str:
         base = Path(tmp) / "base"
         lay_work_tree(Path(task_dir), base)
         return diff_against(base, work_tree)
+
+
+def graded_diff(task_dir: Path, stub: Path, graded: Path, cap: int = SCAN_CAP) -> str:
+    """The change a grading read, as a unified diff cut to ``cap`` bytes: for a task graded as a patch, the
+    patch the ``graded`` tree (``graded_tree``'s: a fresh base with the patch applied) holds against its own
+    base commit (``diff_against``, git's format; only that scratch tree's ``.git`` takes the objects), else
+    ``diff -ruN`` of ``graded`` against the ``stub`` (``work_diff``)."""
+    if (read_json(Path(task_dir) / "task.json") or {}).get("graded") == "patch":
+        from rules.upstream import diff_against
+
+        return diff_against(graded, graded)[:cap]
+    return work_diff(stub, graded, cap)
 
 
 def graded_tree(task_dir: Path, work: Path, dest: Path) -> tuple[Path, str]:

@@ -207,7 +207,7 @@ def test_usage_json_is_read_only_as_a_regular_file(tmp_path):
 
     host = tmp_path / "host.json"
     host.write_text('{"tokens_sent": 5}')
-    assert read_usage_file(host) == {"tokens_sent": 5, "tokens_received": None, "cost": None}
+    assert read_usage_file(host) == {"tokens_sent": 5, "tokens_received": None, "tokens_cached": None, "cost": None}
     (tmp_path / "link.json").symlink_to(host)
     assert read_usage_file(tmp_path / "link.json") is None
     os.mkfifo(tmp_path / "fifo.json")

@@ -158,10 +158,20 @@ def test_a_task_json_is_written_as_today(tmp_path):
 def test_a_damaged_proof_is_proven_again_not_a_crash(tmp_path):
     """A truncated proof.json (or a JSON list) crashed `doit gen` while it made its tasks (a red team's); the
     prove step's up-to-date check now says "prove again"."""
-    from rules.tasks import _not_environmental
+    from rules.tasks import _proof_stands
 
     proof = tmp_path / "proof.json"
-    for text, current in (('{"task": ', False), ("[1]", False), ('{"environmental": "timeout"}', False),
-                          ('{"status": "kept", "environmental": null}', True)):
+    for text, current in (('{"task": ', False), ("[1]", False), ('{"status": "kept", "environmental": null}', True)):
         proof.write_text(text)
-        assert _not_environmental(str(proof)) is current, text
+        assert _proof_stands(str(proof)) is current, text
+
+
+def test_a_rejection_for_a_timeout_stands_until_asked_to_prove_again(tmp_path):
+    """A reference that hangs cost twice the proof timeout on every no-op `doit gen`; its rejection now stands
+    (doit still proves it again when its inputs or limits change), and `reprove=1` proves it again."""
+    from rules.tasks import _proof_stands
+
+    proof = tmp_path / "proof.json"
+    proof.write_text('{"status": "rejected", "environmental": "timeout"}')
+    assert _proof_stands(str(proof)) is True
+    assert _proof_stands(str(proof), reprove=True) is False

@@ -229,6 +229,20 @@ def test_error_warning_names_the_agent_and_the_first_error(tmp_path):
     assert error_warning("aider", tmp_path, ["a", "b", "c"], since=old - 50) == line
 
 
+def test_a_run_whose_every_trial_is_an_error_fails_naming_the_run_and_the_fix(tmp_path):
+    from rules.runs import run_failed
+
+    for task, status in (("a", "error"), ("a@2", "error"), ("b", "error"), ("old", "pass")):
+        (tmp_path / task).mkdir()
+        (tmp_path / task / "result.json").write_text(json.dumps(
+            {"status": status, "error": f"try 1: could_not_run: {task}", "error_kind": "agent"}))
+    line = run_failed("tomo.m1", tmp_path, ["a", "b"])  # "old" is no published task: not the run's
+    assert line.startswith("lab: run 'tomo.m1' FAILED: all 3 of its trials ended in error, none was graded")
+    assert "first, a: try 1: could_not_run: a" in line and "evals/agents.toml" in line and "\n" not in line
+    assert run_failed("tomo.m1", tmp_path, ["a", "b", "old"]) is None  # one trial finished
+    assert run_failed("tomo.m1", tmp_path, ["nothing"]) is None  # no result at all
+
+
 def test_capped_folder_holds_writes_to_its_size_and_leaves_nothing(tmp_path):
     from rules import disk
 
@@ -246,6 +260,7 @@ def test_capped_folder_holds_writes_to_its_size_and_leaves_nothing(tmp_path):
 
 # ---- Docker: real containers on the fixture tier ----
 
+EQ_FORGER = r"printf 'class Any:\n    def __eq__(self, other):\n        return True\n\n\ndef double(number):\n    return Any()\n'"
 RL_LINE = "litellm.RateLimitError: RateLimitError: OpenAIException - Error code: 429 - slow down"
 RUN_AGENTS = f"""
 [missing-command]
@@ -281,6 +296,11 @@ errors = "aider"
 image = "noop"
 command = ["sh", "-c", '''for f in {{files}}; do {GOOD} > "$f"; done''']
 
+[eq-forger]
+# a result that compares equal to anything: the tests pass; the suspicion scan flags it for review
+image = "noop"
+command = ["sh", "-c", '''{EQ_FORGER} > {{files}}''']
+
 [filler]
 # writes far past its 64 MiB disk
 image = "noop"
@@ -289,7 +309,7 @@ command = ["sh", "-c", '''{GOOD} > {{files}}; head -c 200000000 /dev/zero > fill
 disk = "64m"
 """
 RUN_AGENT_NAMES = ["missing-command", "exit-127", "slow-first", "rate-limited", "always-limited", "regrade-solver",
-                   "filler"]
+                   "filler", "eq-forger"]
 
 
 @pytest.fixture(scope="module")
@@ -339,6 +359,39 @@ def test_a_run_of_mostly_errors_says_so_loudly_at_the_end(home):
     assert "python-hello: try 1: could_not_run" in warning[0]
     again = run_doit(home, "eval:exit-127", "jobs=1", timeout=600)
     assert len(again.executed("eval:exit-127/")) == 4, "errors are retried by the next run"
+
+
+@docker
+def test_a_run_whose_every_trial_is_an_error_exits_non_zero_with_one_line(home):
+    res = run_doit(home, "run", "agent=exit-127", "jobs=1", timeout=600)
+    assert res.code != 0, res.stdout[-3000:] + res.stderr[-3000:]
+    failed = [line for line in (res.stdout + res.stderr).splitlines() if "FAILED" in line]
+    assert len(failed) == 1 and failed[0].startswith("lab: run 'exit-127' FAILED: all 4 of its trials"), failed
+    assert "evals/agents.toml" in failed[0] and "TaskFailed" not in res.stdout + res.stderr
+    assert (home / "evals" / "aider" / "report.md").is_file(), "the report is written all the same"
+    ok = run_doit(home, "run", "agent=noop", "jobs=1", "tries=1", timeout=900)
+    assert ok.code == 0 and "FAILED" not in ok.stdout + ok.stderr, ok.stdout[-3000:] + ok.stderr[-3000:]
+
+
+@docker
+def test_a_pass_by_an_equality_that_says_yes_carries_a_suspicion_flag_in_the_record_and_the_report(home):
+    r = trial(home, "eq-forger", tries=1)
+    assert r["status"] == "pass" and r["version"] == 3, r
+    flags = r["tries"][0]["suspicions"]
+    assert [(f["name"], f["file"], f["line"]) for f in flags] == [("eq-always", "hello.py", 2)], flags
+    res = run_doit(home, "report", timeout=600)
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    md = (home / "evals" / "aider" / "report.md").read_text()
+    assert "## Suspicion flags" in md and "eq-always hello.py:2" in md, md[-3000:]
+    # a result graded before the scan (version 2, no flags) is scanned by a re-grading
+    path = run_folder(home, "eq-forger") / "result.json"
+    old = json.loads(path.read_text())
+    del old["tries"][0]["suspicions"]
+    path.write_text(json.dumps({**old, "version": 2}))
+    res = run_doit(home, "regrade", "agent=eq-forger", timeout=600)
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    again = json.loads(path.read_text())
+    assert again["version"] == 3 and again["tries"][0]["suspicions"] == flags and again["status"] == "pass"
 
 
 @docker

@@ -88,6 +88,8 @@ def test_third_attempt_is_the_first_plausible_one_and_ends_the_trial(home):
     assert (r["chosen"], r["plausible"], r["status"], r["resolved"]) == (2, True, "pass", True)
     # every attempt was graded with the held-out tests (statistics), the choice did not read them
     assert [a["status"] for a in r["attempts"]] == ["fail", "fail", "pass"]
+    # each attempt's patch was scanned (the swe tier's table): honest edits, no flag
+    assert [a["suspicions"] for a in r["attempts"]] == [[], [], []]
     patch = (home / "evals" / "swe" / "runs" / run / TASK / "patch.diff").read_text()
     assert "+    return a + b" in patch and "-    return a - b" in patch
     meta = json.loads((home / "evals" / "swe" / "runs" / run / "run.json").read_text())
@@ -161,6 +163,7 @@ def test_a_grading_change_regrades_the_kept_attempts_without_the_agents(home):
     assert {str(p.relative_to(run_dir)): p.stat().st_mtime_ns for p in run_dir.glob("attempt-*/agent-1.log")} == logs
     assert (after["chosen"], after["status"], after["graded"]["regraded"]) == (before["chosen"], "pass", True)
     assert after["key"]["grade"]["check_digest"] != before["key"]["grade"]["check_digest"]
+    assert [a["suspicions"] for a in after["attempts"]] == [[], []], "a re-grading scans the attempts again"
 
 
 @docker

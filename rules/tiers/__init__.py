@@ -121,3 +121,14 @@ def groups_of(name: str | None) -> tuple[str, ...]:
     """The group keys of tier ``name`` (its ``groups``: the labels its records carry as top-level keys); () for
     a record that names no tier. Raises ConfigError, as ``get``, for an unknown tier."""
     return tuple(get(name).groups) if name else ()
+
+
+def suspicions_of(meta: dict) -> tuple:
+    """The suspicion scan's table (``rules.scan.Suspicion`` patterns) for the task whose task.json holds
+    ``meta``: its tier's ``suspicions(meta)``; () for a task that names no tier, or a tier without a table.
+    Raises ConfigError, as ``get``, for an unknown tier."""
+    name = meta.get("tier")
+    if not name:
+        return ()
+    table = getattr(get(name), "suspicions", None)
+    return tuple(table(meta)) if callable(table) else ()

@@ -193,6 +193,12 @@ class AiderTier(Tier):
         return (f"[{agent}] re-graded {counts['regraded']} trials ({counts['changed']} changed outcome), "
                 f"{counts['rerun']} need a run (`doit run agent={agent}`), {counts['skipped']} skipped (errors)")
 
+    def suspicions(self, meta: dict) -> tuple:
+        """The track's table of ``rules.tiers.aider.suspicions`` (the task's ``language``)."""
+        from rules.tiers.aider.suspicions import TABLE
+
+        return TABLE.get(meta.get("language"), ())
+
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """The judge of ``rules.trial.trial_state``: a finished result is stale when its state is not
         ``current`` for the run's current agent, the task and today's grader image and grading limits."""

@@ -179,6 +179,12 @@ class SweTier(Tier):
                                                swebench.dataset_path(suite, lambda n, d=None: dataset or d))
         return swebench.results_summary(swebench.evaluate(suite, path))
 
+    def suspicions(self, meta: dict) -> tuple:
+        """The table for Python patches (``rules.tiers.swe.suspicions``): every swe task is a patch to Python."""
+        from rules.tiers.swe.suspicions import PYTHON
+
+        return PYTHON
+
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """``rules.tiers.swe.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
         without ``rules.tiers.swe.swerun`` judges nothing stale."""

@@ -246,7 +246,14 @@ def _attempt_record(n: int, t: Trial, r: dict) -> dict:
             "folder": f"attempt-{n}", "status": r.get("status"), "error": r.get("error"),
             "error_kind": r.get("error_kind"), "agent_seconds": r.get("agent_seconds", 0.0),
             "grading_seconds": r.get("grading_seconds", 0.0), "usage": r.get("usage"), "tests": r.get("tests"),
-            "plausible": False, "problems": None, "edit": None, "lint": [], "broken": [], "diff_lines": 0}
+            "plausible": False, "problems": None, "edit": None, "lint": [], "broken": [], "diff_lines": 0,
+            "suspicions": _suspicions(r)}
+
+
+def _suspicions(r: dict) -> list | None:
+    """The suspicion scan's flags of an attempt's trial record ``r`` (its tries'); None when no try was scanned."""
+    scanned = [t.get("suspicions") for t in r.get("tries") or [] if isinstance(t.get("suspicions"), list)]
+    return [f for flags in scanned for f in flags] if scanned else None
 
 
 def _sum_usage(attempts: list[dict]) -> dict | None:
@@ -356,7 +363,8 @@ def regrade_swe_trial(st: SweTrial, result: dict, grader_id: str) -> dict | None
         again = regrade_trial(st.attempt(rec["attempt"]), stored, grader_id)
         if again is None:
             return None
-        rec.update(status=again["status"], tests=again.get("tests"), grading_seconds=again.get("grading_seconds", 0.0))
+        rec.update(status=again["status"], tests=again.get("tests"), grading_seconds=again.get("grading_seconds", 0.0),
+                   suspicions=_suspicions(again))
     if new.get("chosen") is None:
         return None
     chosen = new["attempts"][new["chosen"]]
