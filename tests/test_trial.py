@@ -269,7 +269,7 @@ def test_solver_passes_every_task_on_the_first_try(home):
         assert json.loads((run / "result.json").read_text()) == r
     assert r["version"] == 3 and r["tests"] == {"ran": 3, "passed": 3, "failed": 0}
     assert r["tries"][0]["suspicions"] == [], "an honest solution is scanned and carries no flag"
-    assert r["usage"] == {"tokens_sent": 100, "tokens_received": 7, "cost": 0.25}
+    assert r["usage"] == {"tokens_sent": 100, "tokens_received": 7, "tokens_cached": None, "cost": 0.25}
     assert r["images"]["agent"]["id"].startswith("sha256:") and r["images"]["grader"]["id"].startswith("sha256:")
     assert r["toolchains"]["python"].startswith("Python 3")
     assert r["agent_seconds"] > 0 and r["grading_seconds"] > 0 and r["tries"][0]["agent"]["exit_code"] == 0
