@@ -151,6 +151,14 @@ def _runner_exit(report_dir: Path) -> int | None:
         return None
 
 
+def _refused(report_dir: Path) -> str | None:
+    """check.sh's one-line reason for refusing the work tree (``<report>/refused``, written by root), or None."""
+    try:
+        return (report_dir / "refused").read_text(errors="replace").strip()[:500] or None
+    except OSError:
+        return None
+
+
 def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_code: int | None,
             timed_out: bool, oom_killed: bool, seconds: float, output: str, log_path: Path | None) -> Grade:
     """The Grade of one check.sh run from its report folder and how its container (or its turn in one) ended."""
@@ -159,7 +167,10 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
     parsed = reports.parse(meta.get("report", "junit"), report_dir, meta)
     runner_exit = _runner_exit(report_dir)
     verdict, evidence, ran, ok = decide(parsed.tests, want, tokens, runner_exit)
-    if timed_out:
+    refused = _refused(report_dir)
+    if refused:
+        verdict, evidence = "fail", [refused] + evidence
+    elif timed_out:
         verdict, evidence = "fail", [f"the grading ran past its {limits.timeout:g} s and was killed"] + evidence
     elif oom_killed:
         verdict, evidence = "fail", ["the grading ran out of memory (its tmpfs /work and /tmp count too)"] + evidence

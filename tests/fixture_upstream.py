@@ -102,6 +102,28 @@ EXERCISES: dict[str, dict[str, str]] = {
             }
             '''),
     },
+    "go/table": {  # the tests' cases in a package-level table, as most of the benchmark's Go exercises have them
+        **_docs("go table"),
+        ".meta/config.json": _config(["table.go"], ["table_test.go"], [".meta/example.go"], invalidator=["go.mod"]),
+        "go.mod": "module table\n\ngo 1.18\n",
+        "table.go": "package table\n\nfunc Double(n int) int {\n\tpanic(\"Please implement the Double function\")\n}\n",
+        ".meta/example.go": "package table\n\nfunc Double(n int) int {\n\treturn n * 2\n}\n",
+        "table_test.go": textwrap.dedent('''\
+            package table
+
+            import "testing"
+
+            var testCases = []struct{ in, want int }{{1, 2}, {20, 40}, {0, 0}}
+
+            func TestDouble(t *testing.T) {
+            \tfor _, c := range testCases {
+            \t\tif got := Double(c.in); got != c.want {
+            \t\t\tt.Fatalf("Double(%d) = %d, want %d", c.in, got, c.want)
+            \t\t}
+            \t}
+            }
+            '''),
+    },
     "go/counter": {
         **_docs("go counter"),
         ".meta/config.json": _config(["counter.go"], ["counter_test.go"], [".meta/example.go"], invalidator=["go.mod"]),
