@@ -20,6 +20,7 @@ def absolute(path: str) -> str:
 WRITERS = {
     "write_file": lambda path, content: {"path": path, "content": content},
     "lab_fixture_write": lambda path, content: {"path": path, "content": content},
+    "Write": lambda path, content: {"file_path": absolute(path), "content": content},  # claude-code 2.1.332
 }
 
 FINISHERS = {
