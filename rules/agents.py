@@ -34,7 +34,7 @@ from typing import Iterable, Mapping
 
 from rules import adapters
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
-from rules.services import Service, parse_service
+from rules.services import Budget, Service, parse_budget, parse_gateway, parse_service
 
 AGENTS_FILE = EVALS / "agents.toml"
 DEFINITION_FORMAT = 1  # bump when the meaning of a definition's fields changes: every trial is redone
@@ -45,7 +45,7 @@ OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
 FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "adapter", "usage", "build",
-          "settings", "errors", "service", "container")
+          "settings", "errors", "service", "container", "gateway")
 # how a trial runs the agent's container: "trial" one container for all its tries (each try a command run in it),
 # "try" a fresh container for each try
 CONTAINER_MODES = ("trial", "try")
@@ -117,6 +117,8 @@ class Agent:
     errors: str | None = None
     service: Service | None = None  # a container started beside the agent's for each trial (rules.services)
     container: str = "trial"  # one of CONTAINER_MODES
+    gateway: Service | None = None  # lab's model gateway in the service's namespace (rules.services.parse_gateway)
+    budget: Budget = Budget()  # per-try requests and tokens at the gateway ([NAME.limits] requests, tokens)
 
     def definition(self) -> dict:
         """The definition as plain JSON data (what the run's stamp file holds): env *names*, never env values;
@@ -131,6 +133,8 @@ class Agent:
             # only present when declared, so the digests (and trials) of agents without a service stay as they were
             **({"service": self.service.definition()} if self.service else {}),
             **({"container": self.container} if self.container != "trial" else {}),  # likewise
+            **({"gateway": self.gateway.definition()} if self.gateway else {}),  # likewise
+            **({"budget": self.budget.definition()} if self.budget != Budget() else {}),  # likewise
         }
         if self.settings:
             values = dict(self.values)
@@ -189,6 +193,10 @@ class Agent:
     def digest(self) -> str:
         """SHA-256 (hex) of the definition: a trial records it, and a trial of another digest is stale."""
         return hashlib.sha256(json.dumps(self.definition(), sort_keys=True).encode()).hexdigest()
+
+    def service_images(self) -> list[str]:
+        """The doit tasks that build the images its trials start beside it (its service, its gateway)."""
+        return [f"service_image:{s.stamp_name}" for s in (self.service, self.gateway) if s is not None]
 
     @property
     def stamp_name(self) -> str:
@@ -364,16 +372,21 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     if not isinstance(raw.get("limits", {}), dict):
         raise AgentError(f"{at}: limits must be a table ([{name}.limits])")
     try:
-        limits = Limits.parse(raw.get("limits", {}), f"{at} limits")
+        budget, limits_raw = parse_budget(raw.get("limits", {}), f"{at} limits")
+        gateway = parse_gateway(raw["gateway"], service, budget, f"{where} [{name}.gateway]") if "gateway" in raw else None
+        limits = Limits.parse(limits_raw, f"{at} limits")
     except ConfigError as exc:
         raise AgentError(str(exc)) from None
+    if budget != Budget() and gateway is None:
+        raise AgentError(f"{at} limits: requests and tokens are counted at lab's gateway: add a [{name}.gateway] "
+                         "table (the budget is enforced there)")
     if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0 or limits.disk <= 0:
         raise AgentError(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
                  usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
                  settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service,
-                 container=container)
+                 container=container, gateway=gateway, budget=budget)
 
 
 def load_agents(path: Path | None = None) -> dict[str, Agent]:

@@ -128,7 +128,7 @@ def build_service(service, base_image: str, log=sys.stderr) -> dict:
 
     base = sandbox.ensure_base_image(base_image, log=log)
     start = time.monotonic()
-    image = sandbox.build_image(service.tag(), service.dockerfile(base), context_files(),
+    image = sandbox.build_image(service.tag(), service.dockerfile(base), context_files() | service.context_files(),
                                 labels={"lab.service.build": json.dumps(dict(service.build), sort_keys=True)}, log=log)
     stamp = {"image": service.tag(), "id": image, "build": dict(service.build),
              "seconds": round(time.monotonic() - start, 1)}

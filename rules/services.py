@@ -97,6 +97,15 @@ class Service:
         return environment().from_string(text).render(base=base, service=self.image_name, port=self.port,
                                                       **dict(self.build))
 
+    def context_files(self) -> dict[str, bytes]:
+        """The files of the template's own folder, under ``service/`` in the build context, for a template outside
+        ``templates/images/`` (a test fixture's server beside its Dockerfile); {} for a built-in template."""
+        path = self.template_path()
+        if path.is_relative_to(TEMPLATES / "images"):
+            return {}
+        return {f"service/{p.name}": p.read_bytes() for p in sorted(path.parent.iterdir())
+                if p.is_file() and p.suffix != ".pyc"}
+
     def argv(self) -> list[str]:
         """The serving command with ``{port}`` filled."""
         return [PLACEHOLDER.sub(str(self.port), a) for a in self.command]
@@ -140,3 +149,69 @@ def parse_service(raw, where: str) -> Service:
     return Service(image=raw["image"], command=_strings(raw["command"], f"{where} command"), port=port,
                    ready=_strings(raw["ready"], f"{where} ready") if "ready" in raw else DEFAULT_READY,
                    build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits)
+
+
+# ---- lab's model gateway: litellm's proxy beside a service (templates/images/services/gateway.Dockerfile.j2) ----
+
+GATEWAY_FIELDS = ("model", "port", "litellm_version")
+GATEWAY_PORT = 4000
+GATEWAY_KEY = "sk-lab-gateway"  # the proxy's master key: the key an agent sends (no secret: 127.0.0.1 only)
+LITELLM_VERSION = "1.80.8"
+GATEWAY_STATE = "/tmp/lab-gateway"  # in the gateway's container: the try number lab writes, usage.jsonl
+GATEWAY_LIMITS = Limits(cpus=1.0, memory=1024**3, pids=256, timeout=120)
+BUDGET_KINDS = ("requests", "tokens")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A try's budget of model requests and tokens (sent + received) at the gateway; 0: no limit."""
+
+    requests: int = 0
+    tokens: int = 0
+
+    def definition(self) -> dict:
+        """The budget as plain JSON data."""
+        return {"requests": self.requests, "tokens": self.tokens}
+
+
+def gateway_service(upstream: Service, model: str, port: int = GATEWAY_PORT, version: str = LITELLM_VERSION,
+                    budget: Budget = Budget()) -> Service:
+    """The gateway as a Service (built and started like one): litellm's proxy on 127.0.0.1:``port`` in front of
+    ``upstream``'s OpenAI-compatible server (``http://127.0.0.1:<upstream.port>/v1``, model ``model``), with
+    ``budget`` per try."""
+    command = ("/opt/lab/gateway/bin/python", "/opt/lab/gateway/lab/start.py", "--port", "{port}",
+               "--upstream", f"http://127.0.0.1:{upstream.port}/v1", "--model", model,
+               "--requests", str(budget.requests), "--tokens", str(budget.tokens))
+    ready = ("/opt/lab/gateway/bin/python", "-c", "import urllib.request; urllib.request.urlopen("
+             "'http://127.0.0.1:{port}/health/liveliness', timeout=5).read()")
+    return Service(image="gateway", command=command, port=port, ready=ready,
+                   build=(("litellm_version", version),), limits=GATEWAY_LIMITS)
+
+
+def parse_gateway(raw, upstream: Service | None, budget: Budget, where: str) -> Service:
+    """The gateway of an agent's ``[NAME.gateway]`` table ``raw`` (``model``: the upstream's model name;
+    optional ``port``, default 4000, and ``litellm_version``). Raises ServiceError naming the field, or when the
+    agent has no service for the gateway to stand in front of."""
+    if not isinstance(raw, dict):
+        raise ServiceError(f"{where}: must be a table with model (the name the service's server gives its model)")
+    check_fields(raw, GATEWAY_FIELDS, ("model",), where, ServiceError)
+    if upstream is None:
+        raise ServiceError(f"{where}: a gateway stands in front of the agent's service: add a service table too")
+    port = raw.get("port", GATEWAY_PORT)
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535 or port == upstream.port:
+        raise ServiceError(f"{where}: port must be a whole number from 1 to 65535 other than the service's, got {port!r}")
+    if not isinstance(raw["model"], str) or not raw["model"]:
+        raise ServiceError(f"{where}: model must be the service's model name, e.g. \"smollm2-135m\"")
+    return gateway_service(upstream, raw["model"], port, str(raw.get("litellm_version", LITELLM_VERSION)), budget)
+
+
+def parse_budget(limits: dict, where: str) -> tuple[Budget, dict]:
+    """The budget in an agent's limits table (``requests``, ``tokens``: whole numbers >= 0) and the table
+    without them. Raises ServiceError on a bad value."""
+    values = {}
+    for kind in BUDGET_KINDS:
+        value = limits.get(kind, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ServiceError(f"{where}: {kind} must be a whole number (0: no budget), got {value!r}")
+        values[kind] = value
+    return Budget(**values), {k: v for k, v in limits.items() if k not in BUDGET_KINDS}

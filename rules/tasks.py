@@ -601,20 +601,26 @@ def _agent_image_name(agent: str, env: str | None) -> str:
     return f"agent_image:{agent}" + (f"@{env}" if env else "")
 
 
-def _build_service(agent_name: str, base_image: str) -> None:
+def _build_service(agent_name: str, role: str, base_image: str) -> None:
     from rules import images
     from rules.agents import get_agent
 
     try:
-        stamp = images.build_service(get_agent(agent_name).service, base_image)
+        stamp = images.build_service(getattr(get_agent(agent_name), role), base_image)
     except ConfigError as exc:
         return TaskFailed(str(exc))
     print(f"service image {stamp['image']} {stamp['id'][:19]} (built in {stamp['seconds']:.0f} s)")
     return None
 
 
+def _services(agent) -> tuple[tuple[str, object], ...]:
+    """The images an agent's trials start beside it: (``Agent`` attribute, ``Service``) for its service and
+    its gateway, where declared."""
+    return tuple((role, s) for role, s in (("service", agent.service), ("gateway", agent.gateway)) if s is not None)
+
+
 def task_service_image():
-    """Build each service image agents declare (e.g. a local model server).
+    """Build each service image agents declare (e.g. a local model server, lab's gateway).
 
     Built FROM the Debian base image:
     ``service_image:service-<name>-<digest>``; agents that declare the same service share one image."""
@@ -626,23 +632,29 @@ def task_service_image():
     base_image = lab_settings().base_image
     seen = set()
     for name, agent in agents.items():
-        service = agent.service
-        if service is None or service.stamp_name in seen:
-            continue
-        seen.add(service.stamp_name)
-        try:
-            template = [service.template_path()]
-        except ConfigError:
-            template = []  # the build action reports the missing template
-        yield {
-            "name": service.stamp_name,
-            "actions": [(_build_service, [name, base_image])],
-            "file_dep": template,
-            "targets": [images.stamp_path(service.stamp_name)],
-            "uptodate": [config_changed({"build": dict(service.build), "tag": service.tag(), "base_image": base_image}),
-                         lambda s=service.stamp_name: images.stamp_current(s)],
-            "doc": f"build the service image {service.tag()}",
-        }
+        for role, service in _services(agent):
+            if service.stamp_name in seen:
+                continue
+            seen.add(service.stamp_name)
+            yield _service_image_task(name, role, service, base_image)
+
+
+def _service_image_task(name: str, role: str, service, base_image: str) -> dict:
+    from rules import images
+
+    try:
+        template = [service.template_path(), *sorted(service.template_path().parent.rglob("*.py"))]
+    except ConfigError:
+        template = []  # the build action reports the missing template
+    return {
+        "name": service.stamp_name,
+        "actions": [(_build_service, [name, role, base_image])],
+        "file_dep": template,
+        "targets": [images.stamp_path(service.stamp_name)],
+        "uptodate": [config_changed({"build": dict(service.build), "tag": service.tag(), "base_image": base_image}),
+                     lambda s=service.stamp_name: images.stamp_current(s)],
+        "doc": f"build the service image {service.tag()}",
+    }
 
 
 def _backend() -> tuple[str, str | None]:

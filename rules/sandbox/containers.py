@@ -166,9 +166,9 @@ class ServiceHandle:
 
 
 def start_service(image: str, command: list[str], *, limits: Limits = Limits(), labels: dict[str, str] | None = None,
-                  ready: list[str] | None = None, log_path: Path | None = None) -> ServiceHandle:
-    """Start ``command`` in a container of ``image`` with network ``none`` (its own namespace holds only a
-    loopback interface) and the limits' CPUs, memory and processes; wait until ``ready`` (a probe command
+                  ready: list[str] | None = None, log_path: Path | None = None, network: str = "none") -> ServiceHandle:
+    """Start ``command`` in a container of ``image`` with network ``network``: ``none`` (its own namespace holds
+    only a loopback interface), or another service's ``ServiceHandle.network`` to share its namespace; and the limits' CPUs, memory and processes; wait until ``ready`` (a probe command
     run inside it, if given) exits 0, for at most ``limits.timeout`` seconds. Returns its handle; call
     ``stop`` when done (``cleanup`` removes it if its owner dies first).
 
@@ -180,7 +180,7 @@ def start_service(image: str, command: list[str], *, limits: Limits = Limits(), 
     all_labels = {LABEL: "1", **run_labels(), f"{LABEL}.role": "service", **(labels or {})}  # cleanup's run ids
     try:
         container = c.containers.create(
-            image, command, detach=True, network_mode="none", labels=all_labels,
+            image, command, detach=True, network_mode=network, labels=all_labels,
             nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
             pids_limit=limits.pids,
             log_config=engine.docker.types.LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}))
@@ -207,6 +207,16 @@ def start_service(image: str, command: list[str], *, limits: Limits = Limits(), 
         tail = "\n".join(output.rstrip().splitlines()[-20:])
         raise SandboxError(f"{exc}\nlast lines of its output:\n{tail}") from None
     return handle
+
+
+def service_exec(handle: ServiceHandle, command: list[str]) -> tuple[int, str]:
+    """Run ``command`` in the running service container of ``handle``: (exit code, output capped at
+    ``OUTPUT_CAP`` bytes). Raises SandboxError when the container is gone or the engine refuses."""
+    try:
+        res = client().containers.get(handle.id).exec_run(command)
+    except engine.docker.errors.APIError as exc:  # NotFound is an APIError
+        raise SandboxError(f"cannot run {command[0]} in the service container {handle.image}: {exc}") from None
+    return res.exit_code, capped(res.output or b"")
 
 
 def _ended(container) -> str | None:

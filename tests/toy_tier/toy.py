@@ -120,7 +120,7 @@ class ToyTier(Tier):
 
         folder = trial_folder(task, k)
         args = [self.name, name, task, tries, dict(agent.values), k, run]
-        service = [f"service_image:{agent.service.stamp_name}"] if agent.service else []
+        service = agent.service_images()
         action = [self.name, name, task, folders, ctx.since, tries, dict(agent.values), k, run, *ctx.backend()]
         return Step(f"{run}/{folder}", action=(eval_trial, action),
                     file_dep=files_below(os.path.join(ctx.suite.tasks_dir, task)) + [str(ctx.stamp(agent, run))],

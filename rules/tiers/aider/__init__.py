@@ -168,8 +168,7 @@ class AiderTier(Tier):
             deps = [str(ctx.stamp(agent, run))]
             folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
             # the agent image is a task_dep, not a file_dep: rebuilding it changes nothing a trial's key holds
-            builds = [ctx.agent_image(name, None)] + (
-                [f"service_image:{agent.service.stamp_name}"] if agent.service else [])
+            builds = [ctx.agent_image(name, None)] + agent.service_images()
             for task in ctx.tasks:
                 for k in range(1, repeat + 1):
                     folder = trial_folder(task, k)

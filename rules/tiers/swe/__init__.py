@@ -121,7 +121,7 @@ class SweTier(Tier):
             done.add(run)
             spec = [(a.name, dict(a.values)) for a in chosen]
             deps = [str(ctx.stamp(a, a.run)) for a in chosen]
-            services = [f"service_image:{a.service.stamp_name}" for a in chosen if a.service]
+            services = [image for a in chosen for image in a.service_images()]
             folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
             for task in ctx.tasks:
                 builds = [ctx.agent_image(a.name, envs[task]) for a in chosen] + services

@@ -1,0 +1,64 @@
+"""lab's usage counter in the gateway (a litellm callback): one JSON line per model request in
+``/tmp/lab-gateway/usage.jsonl`` (``{"try", "ok", "prompt_tokens", "completion_tokens", "call", "error"}``, or
+``{"try", "refused": "requests" | "tokens"}``), and the per-try budget of ``budget.json``: a request past it is
+refused with status 400 before it reaches the upstream. The try number is what lab last wrote to ``try``.
+"""
+import json
+import time
+from pathlib import Path
+
+from fastapi import HTTPException
+from litellm.integrations.custom_logger import CustomLogger
+
+STATE = Path("/tmp/lab-gateway")
+
+
+def current_try() -> str:
+    """The try lab says is running ("1" until it says otherwise)."""
+    try:
+        return (STATE / "try").read_text().strip() or "1"
+    except OSError:
+        return "1"
+
+
+def append(record: dict) -> None:
+    """Add one line to the usage log."""
+    with open(STATE / "usage.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
+
+
+class LabUsage(CustomLogger):
+    """Counts requests (at admission) and tokens (on success) per try; refuses past the budget."""
+
+    def __init__(self):
+        super().__init__()
+        self.spent: dict[str, list[int]] = {}  # try -> [requests, tokens]
+
+    def _spent(self) -> list[int]:
+        return self.spent.setdefault(current_try(), [0, 0])
+
+    async def async_pre_call_hook(self, user_api_key_dict, cache, data, call_type):
+        budget = json.loads((STATE / "budget.json").read_text())
+        spent = self._spent()
+        over = ("requests" if budget["requests"] and spent[0] >= budget["requests"]
+                else "tokens" if budget["tokens"] and spent[1] >= budget["tokens"] else None)
+        if over:
+            append({"try": current_try(), "refused": over})
+            raise HTTPException(status_code=400, detail=f"lab gateway: this try is over its {over} budget "
+                                                        f"({budget[over]} {over})")
+        spent[0] += 1
+        return data
+
+    async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
+        log = kwargs.get("standard_logging_object") or {}
+        sent, received = int(log.get("prompt_tokens") or 0), int(log.get("completion_tokens") or 0)
+        self._spent()[1] += sent + received
+        append({"try": current_try(), "ok": True, "prompt_tokens": sent, "completion_tokens": received,
+                "call": log.get("call_type") or kwargs.get("call_type")})
+
+    async def async_log_failure_event(self, kwargs, response_obj, start_time, end_time):
+        error = str(kwargs.get("exception") or "")[:300]
+        append({"try": current_try(), "ok": False, "prompt_tokens": 0, "completion_tokens": 0, "error": error})
+
+
+handler = LabUsage()
