@@ -1,3 +1,5 @@
+# UNVERIFIED: written from OpenHands' event format (openhands/events/serialization), not from captured output;
+# no agent table uses it yet (templates/images/agents/openhands.Dockerfile.j2 says why).
 """OpenHands (PyPI ``openhands-ai``, headless ``python -m openhands.core.main``): tokens and cost from the
 ``llm_metrics`` its events carry (``SAVE_TRAJECTORY_PATH={out}/trajectory.json``: a JSON list of events),
 provider errors from the litellm exceptions it logs, and its events as steps (actions with their tool calls,
