@@ -132,7 +132,7 @@ def test_doit_run_with_an_unknown_agent_or_a_missing_variable_says_what_is_neede
     res = run_doit(home, "agent=tomo", timeout=120)  # doit's `run` command is the default one
     said = res.stdout + res.stderr
     assert res.code != 0 and said.strip() == ("agent=tomo: unknown agent 'tomo'; agents defined in evals/agents.toml: "
-                                              "aider, aider-local, noop; nothing was run"), said
+                                              "aider, aider-local, mini-swe-agent, noop; nothing was run"), said
     monkeypatch.delenv("AIDER_MODEL", raising=False)
     res = run_doit(home, "agent=aider", timeout=120)
     assert res.code != 0 and ("agent 'aider' needs a value for its setting(s) model (model: give model=VALUE on "
@@ -246,7 +246,7 @@ def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run
     home = _home(tmp_path)
     res = run_doit(home, "eval:nope", timeout=120)
     assert res.code != 0 and "Invalid parameter" not in res.stderr
-    assert "eval:nope: unknown agent or run 'nope'; agents (evals/agents.toml): aider, aider-local, noop" in res.stdout
+    assert "eval:nope: unknown agent or run 'nope'; agents (evals/agents.toml): aider, aider-local, mini-swe-agent, noop" in res.stdout
     res = run_doit(home, "list", "--all", "eval", "model=openai/gpt-4o", timeout=120)
     listed = {line.split()[0] for line in res.stdout.splitlines() if line.strip()}
     assert {"eval:aider", "eval:aider.openai-gpt-4o", "eval:noop"} <= listed, res.stdout
