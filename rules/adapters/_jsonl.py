@@ -1,29 +1,31 @@
-"""Reading an agent's JSON-lines console stream (one JSON object a line, among plain log lines)."""
+"""Reading an agent's JSON console stream, shared by the adapters of the npm agents."""
 from __future__ import annotations
 
 import json
 
 
 def events(output: str) -> list[dict]:
-    """Every line of ``output`` that is a JSON object, parsed, in order; other lines are skipped."""
-    found = []
+    """The JSON objects of ``output``: one per line (JSON lines), or the items of a JSON array printed whole
+    on one line; lines that are not JSON objects (log lines, banners) are skipped."""
+    found: list[dict] = []
     for line in output.splitlines():
         line = line.strip()
-        if line.startswith("{"):
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(item, dict):
-                found.append(item)
+        if not line or line[0] not in "[{":
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        found.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, dict))
     return found
 
 
 def text(value) -> str:
-    """A tool result or message content as text: strings as they are, lists of ``{"text"}`` parts joined,
-    anything else as JSON."""
+    """A tool result or message content as text for a trajectory: strings as they are, lists of ``{"text"}``
+    parts joined by newlines, anything else as compact JSON."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list):
-        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in value)
-    return json.dumps(value)
+    if isinstance(value, list) and all(isinstance(p, (dict, str)) for p in value):
+        return "\n".join(p if isinstance(p, str) else p.get("text", json.dumps(p, ensure_ascii=False))
+                         for p in value)
+    return json.dumps(value, ensure_ascii=False)
