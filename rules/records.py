@@ -256,10 +256,11 @@ class TryRecord(_Record):
     earlier try's grading stands for it), ``usage``, ``agent`` (exit code, timed out, seconds, ...), the
     special files removed from the work tree, the ``/lab/out`` files kept, ``work_archive`` (the kept work
     tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries`` and ``trajectory`` (the
-    file name of the try's normalised trajectory, ``trajectory-<n>.json``)."""
+    file name of the try's normalised trajectory, ``trajectory-<n>.json``) and ``gateway_usage`` (the requests and
+    tokens lab's gateway counted, beside the ``usage`` the agent reports)."""
 
     FIX: ClassVar[str] = "run the trial again"
-    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "trajectory")
+    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "trajectory", "gateway_usage")
 
     number: int
     outcome: str = "fail"
@@ -273,6 +274,7 @@ class TryRecord(_Record):
     work_digest: str | None = None
     rate_limit_retries: list | None = None
     trajectory: str | None = None  # the try's trajectory file in the trial's folder (rules.adapters)
+    gateway_usage: dict | None = None  # what lab's gateway counted for this try (rules.trial.gateway_usage)
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
