@@ -104,7 +104,7 @@ def test_a_bad_service_names_the_agent_and_the_field(change, message):
 
 def test_a_missing_service_template_lists_the_built_in_ones():
     service = parse_service({"image": "vllm", "command": ["serve"], "port": 8000}, "x")
-    with pytest.raises(Exception, match="built-in service images: llama"):
+    with pytest.raises(Exception, match="built-in service images: gateway, llama"):
         service.template_path()
 
 
