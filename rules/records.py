@@ -258,11 +258,12 @@ class TryRecord(_Record):
     special files removed from the work tree, the ``/lab/out`` files kept, ``work_archive`` (the kept work
     tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries``, ``suspicions`` (the
     suspicion scan's flags on the graded change, ``rules.scan.scan``: [] when it found none; absent when the try
-    was not graded, or was graded before the scan) and ``trajectory`` (the file name of the try's normalised
-    trajectory, ``trajectory-<n>.json``, ``rules.adapters``)."""
+    was not graded, or was graded before the scan), ``trajectory`` (the file name of the try's normalised
+    trajectory, ``trajectory-<n>.json``, ``rules.adapters``) and ``gateway_usage`` (the requests and tokens lab's
+    gateway counted, beside the ``usage`` the agent reports)."""
 
     FIX: ClassVar[str] = "run the trial again"
-    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "suspicions", "trajectory")
+    OPTIONAL: ClassVar[tuple] = ("work_digest", "rate_limit_retries", "suspicions", "trajectory", "gateway_usage")
 
     number: int
     outcome: str = "fail"
@@ -277,6 +278,7 @@ class TryRecord(_Record):
     rate_limit_retries: list | None = None
     suspicions: list | None = None
     trajectory: str | None = None  # the try's trajectory file in the trial's folder (rules.adapters)
+    gateway_usage: dict | None = None  # what lab's gateway counted for this try (rules.trial.gateway_usage)
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:

@@ -55,7 +55,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ClassVar, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 from rules import disk, sandbox
 from rules.agents import (IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_trajectory,
@@ -63,6 +63,7 @@ from rules.agents import (IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, p
 from rules.config import ConfigError, Limits
 from rules.files import read_json, sha256_bytes, tree_digest, write_atomic
 from rules.grade import grade
+from rules.services import GATEWAY_STATE
 from rules.records import TRIAL_FORMAT, TRIAL_RECORD_FORMAT, TrialResult, TryRecord, now
 from rules.render import render
 from rules.scan import scan
@@ -162,6 +163,7 @@ class Trial(TrialKind):
     tries: int = 2
     run: str = ""  # the run id (the results folder's name); "" = the agent's own (``Agent.run``)
     repeat: int = 1  # which repeat of this task in the run (1-based; folder ``<task>@<repeat>`` from 2 on)
+    gateway: Any = None  # the running gateway's sandbox.ServiceHandle (set by service_for), else None
 
     @property
     def cache_volume(self) -> str:
@@ -552,6 +554,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
     in_dir.mkdir(parents=True, exist_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     out_dir.chmod(0o777)
+    gateway_mark(t, n)
     while True:
         _empty(out_dir)
         write_atomic(in_dir / "prompt.txt", text)
@@ -619,12 +622,15 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             removed_special_files=[] if unreadable else remove_special_files(work),
             out_files=[] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", hidden),
             rate_limit_retries=retries or None,
-            trajectory=_keep_trajectory(t, n, res.output, out_dir, hidden))
+            trajectory=_keep_trajectory(t, n, res.output, out_dir, hidden),
+            gateway_usage=gateway_usage(t, n))
         result.tries.append(record)
+        problem = problem or gateway_problem(record.gateway_usage)
         if problem is not None:
             record.outcome, record.note = "error", f"{problem['kind']}: {problem['message']}"
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
         notes = [box.note] if box.note else []
+        notes += usage_notes(usage, record.gateway_usage, t.agent)
         if res.timed_out:
             notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
         if out_unreadable:
@@ -679,6 +685,8 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
         if g.passed:
             result.passed_try = n
             break
+        if (record.gateway_usage or {}).get("over_budget"):
+            break  # the agent spent its try's budget: no further try
         text = followup_prompt(prompt, g.output, files)
     result.status = trial_status([{"outcome": r.outcome} for r in result.tries])
     if tree_problem(work) is None and tree_size(work) <= WORK_TREE_CAP:
@@ -703,6 +711,72 @@ def _graded(grader_id: str, check: str, regraded: bool) -> dict:
     return {"grader_image_id": grader_id, "check_digest": check, "regraded": regraded, "at": now()}
 
 
+def gateway_mark(t: Trial, n: int) -> None:
+    """Tell the trial's gateway (if any) that try ``n`` begins: its requests and tokens count for try ``n``,
+    and its budget starts afresh. Raises SandboxError when the gateway cannot be reached."""
+    if t.gateway is not None:
+        code, out = sandbox.service_exec(t.gateway, ["sh", "-c", f"echo {int(n)} > {GATEWAY_STATE}/try"])
+        if code != 0:
+            raise sandbox.SandboxError(f"cannot tell the gateway that try {n} begins: {out[-300:]}")
+
+
+def gateway_usage(t: Trial, n: int) -> dict | None:
+    """What the trial's gateway counted for try ``n`` (None without a gateway): ``{"requests": admitted
+    requests, "failed": those the upstream refused or failed, "tokens_sent", "tokens_received", "refused":
+    requests refused past the budget, "over_budget": "requests" | "tokens" | None, "errors": the first few
+    failures' messages}``. Raises SandboxError when the gateway's log cannot be read."""
+    if t.gateway is None:
+        return None
+    code, out = sandbox.service_exec(t.gateway, ["sh", "-c", f"cat {GATEWAY_STATE}/usage.jsonl 2>/dev/null; true"])
+    if code != 0:
+        raise sandbox.SandboxError(f"cannot read the gateway's usage log: {out[-300:]}")
+    rows = []
+    for line in out.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and str(row.get("try")) == str(n):
+            rows.append(row)
+    calls = [r for r in rows if "ok" in r]
+    refused = [r["refused"] for r in rows if "refused" in r]
+    answered = sum(1 for r in calls if r["ok"])
+    # one route (Gemini's) passes litellm's pre-call hook by, so a request may be answered unadmitted
+    admitted = max(sum(1 for r in rows if r.get("admitted")), answered)
+    return {"requests": admitted, "failed": max(0, admitted - answered),
+            "tokens_sent": sum(int(r.get("prompt_tokens") or 0) for r in calls),
+            "tokens_received": sum(int(r.get("completion_tokens") or 0) for r in calls),
+            "refused": len(refused), "over_budget": refused[0] if refused else None,
+            "errors": [str(r.get("error", ""))[:300] for r in calls if not r.get("ok")][:3]}
+
+
+def gateway_problem(counted: dict | None) -> dict | None:
+    """Why a try had no fair chance by the gateway's count, or None: every request it made failed at the
+    upstream (none answered; e.g. a refused key: kind ``auth``, else ``provider``)."""
+    if not counted or not counted["requests"] or counted["failed"] < counted["requests"]:
+        return None
+    first = counted["errors"][0] if counted["errors"] else ""
+    kind = "auth" if re.search(r"401|AuthenticationError|api key", first, re.I) else "provider"
+    return {"kind": kind, "message": f"the gateway saw all {counted['requests']} request(s) fail: {first}"}
+
+
+def usage_notes(reported: dict | None, counted: dict | None, agent: Agent) -> list[str]:
+    """The notes a try's record gets from its gateway's count: over its budget, and a disagreement (more
+    than 10 %, or one side missing) between the tokens the agent reports and those the gateway counted."""
+    if not counted:
+        return []
+    notes = []
+    if counted["over_budget"]:
+        kind = counted["over_budget"]
+        notes.append(f"over its {kind} budget ({getattr(agent.budget, kind)} {kind} per try): the gateway refused "
+                     f"{counted['refused']} request(s)")
+    for key in ("tokens_sent", "tokens_received"):
+        mine, theirs = (reported or {}).get(key), counted[key]
+        if (mine or 0) != theirs and abs((mine or 0) - theirs) > 0.1 * max(mine or 0, theirs):
+            notes.append(f"usage disagrees: the agent reports {key} {mine}, the gateway counted {theirs}")
+    return notes
+
+
 @contextlib.contextmanager
 def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
     """Yield the trial to run: ``t`` itself, or, when its agent declares a service (``rules.services``), ``t``
@@ -716,17 +790,27 @@ def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
         return
     log = t.run_dir / "service.log"
     start = time.monotonic()
+    labels = {"lab.agent": t.agent.name, "lab.task": str(result.task)}
     handle = sandbox.start_service(service.tag(), service.argv(), limits=service.limits, ready=service.probe(),
-                                   labels={"lab.agent": t.agent.name, "lab.task": str(result.task)}, log_path=log)
+                                   labels=labels, log_path=log)
     result.service = {"image": service.tag(), "id": handle.image_id,
                          "ready_seconds": round(time.monotonic() - start, 3)}
+    gateway = None
     try:
-        yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network))
+        if t.agent.gateway is not None:
+            gw = t.agent.gateway
+            gateway = sandbox.start_service(gw.tag(), gw.argv(), limits=gw.limits, ready=gw.probe(), labels=labels,
+                                            log_path=t.run_dir / "gateway.log", network=handle.network)
+            result.service["gateway"] = {"image": gw.tag(), "id": gateway.image_id, "port": gw.port,
+                                         "ready_seconds": round(time.monotonic() - start, 3)}
+        yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network), gateway=gateway)
         ended = sandbox.service_ended(handle)
         if ended:
             raise sandbox.SandboxError(f"the service {service.tag()} stopped during the trial ({ended}); "
                                        "its output is in service.log")
     finally:
+        if gateway is not None:
+            sandbox.stop(gateway, t.run_dir / "gateway.log")
         sandbox.stop(handle, log)
 
 

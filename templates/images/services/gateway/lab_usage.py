@@ -1,6 +1,7 @@
 """lab's usage counter in the gateway (a litellm callback): one JSON line per model request in
 ``/tmp/lab-gateway/usage.jsonl`` (``{"try", "ok", "prompt_tokens", "completion_tokens", "call", "error"}``, or
-``{"try", "refused": "requests" | "tokens"}``), and the per-try budget of ``budget.json``: a request past it is
+``{"try", "refused": "requests" | "tokens"}``, or ``{"try", "admitted": true}`` for each request let through:
+litellm may log one failure per retry of a request), and the per-try budget of ``budget.json``: a request past it is
 refused with status 400 before it reaches the upstream. The try number is what lab last wrote to ``try``.
 """
 import json
@@ -47,6 +48,7 @@ class LabUsage(CustomLogger):
             raise HTTPException(status_code=400, detail=f"lab gateway: this try is over its {over} budget "
                                                         f"({budget[over]} {over})")
         spent[0] += 1
+        append({"try": current_try(), "admitted": True})
         return data
 
     async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):

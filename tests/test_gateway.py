@@ -1,0 +1,109 @@
+"""lab's model gateway (litellm's proxy, rules/services.py) in front of the scripted model fixture
+(tests/scripted_model/): the definition without Docker; with Docker, the four API shapes answered from inside
+the service's network namespace (no network), the usage counted per try, the budget refused, a 401 passed on."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rules.agents import AgentError, parse_agent
+from rules.services import Service, gateway_service
+
+FIXTURE = Path(__file__).resolve().parent / "scripted_model"
+SCRIPTED = {"image": str(FIXTURE / "scripted.Dockerfile.j2"),
+            "command": ["python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", "{}"], "port": 8080}
+AGENT = {"image": "noop", "command": ["true"], "network": "service", "service": SCRIPTED,
+         "gateway": {"model": "scripted"}, "limits": {"requests": 3}}
+
+
+def test_a_gateway_stands_in_front_of_the_service_with_the_budget():
+    agent = parse_agent("gw", AGENT)
+    gw = agent.gateway
+    assert gw.port == 4000 and gw.image == "gateway" and agent.budget.requests == 3
+    argv = " ".join(gw.argv())
+    assert "--upstream http://127.0.0.1:8080/v1 --model scripted --requests 3" in argv
+    assert agent.definition()["budget"] == {"requests": 3, "tokens": 0}
+    assert "service_image:" + gw.stamp_name in agent.service_images()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"gateway": {"model": "m"}, "service": None}, "stands in front of the agent's service"),
+    ({"gateway": None}, "counted at lab's gateway"),
+    ({"gateway": {"model": "m", "port": 8080}}, "other than the service's"),
+    ({"limits": {"requests": -1}}, "whole number"),
+])
+def test_bad_gateway_tables_name_the_field(change, message):
+    raw = {k: v for k, v in {**AGENT, **change}.items() if v is not None}
+    if "service" not in raw:
+        raw["network"] = "none"
+    with pytest.raises(AgentError, match=message):
+        parse_agent("gw", raw)
+
+
+# ---- Docker: the gateway serving the fixture in a service namespace ----
+
+def _start(script: dict, requests: int = 0):
+    from rules import images, sandbox
+
+    up = Service(image=SCRIPTED["image"], port=8080,
+                 command=("python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", json.dumps(script)))
+    gw = gateway_service(up, "scripted", budget=__import__("rules.services").services.Budget(requests=requests))
+    for s in (up, gw):
+        images.build_service(s, "debian:bookworm")
+    handle = sandbox.start_service(up.tag(), up.argv(), limits=up.limits, ready=up.probe(), labels={"lab.test": "gw"})
+    gateway = sandbox.start_service(gw.tag(), gw.argv(), limits=gw.limits, ready=gw.probe(), labels={"lab.test": "gw"},
+                                    network=handle.network)
+    return handle, gateway, gw
+
+
+def _client(handle, gw) -> dict:
+    out = subprocess.run(["docker", "run", "--rm", "--network", handle.network, "-v", f"{FIXTURE}/client.py:/c.py:ro",
+                          gw.tag(), "/opt/lab/gateway/bin/python", "/c.py"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return {line.split(" ", 1)[0]: eval(line.split(" ", 1)[1]) for line in out.stdout.splitlines()}  # noqa: S307
+
+
+@pytest.mark.docker
+def test_the_gateway_answers_every_api_from_the_script_and_counts_the_try(grader_image):
+    from rules import sandbox
+    from rules.trial import Trial, gateway_usage
+
+    handle, gateway, gw = _start({"mode": "solve", "path": "a.py", "content": "x = 1\n"})
+    try:
+        got = _client(handle, gw)
+        assert all(code == 200 for code, _ in got.values()), got
+        assert '"name":"write_file"' in got["chat"][1] and "tool_calls" in got["chat-stream"][1]
+        assert '"function_call"' in got["responses"][1] and '"tool_use"' in got["anthropic"][1]
+        assert '"functionCall"' in got["gemini"][1]
+        t = Trial.__new__(Trial)
+        object.__setattr__(t, "gateway", gateway)
+        counted = gateway_usage(t, 1)
+        assert counted["requests"] == 5 and counted["failed"] == 0 and counted["tokens_sent"] > 0
+        assert counted["tokens_received"] > 0 and gateway_usage(t, 2)["requests"] == 0
+    finally:
+        sandbox.stop(gateway)
+        sandbox.stop(handle)
+
+
+@pytest.mark.docker
+def test_the_budget_refuses_past_it_and_a_refused_key_is_passed_on(grader_image):
+    from rules import sandbox
+    from rules.trial import Trial, gateway_problem, gateway_usage
+
+    handle, gateway, gw = _start({"mode": "refuse401"}, requests=2)
+    try:
+        got = _client(handle, gw)
+        assert got["chat"][0] == 401 and got["chat-stream"][0] == 401
+        assert all(code >= 400 for code, _ in list(got.values())[2:]) and "budget" in got["responses"][1]
+        t = Trial.__new__(Trial)
+        object.__setattr__(t, "gateway", gateway)
+        counted = gateway_usage(t, 1)
+        assert counted["requests"] == 2 and counted["failed"] == 2 and counted["over_budget"] == "requests"
+
+        assert gateway_problem(counted)["kind"] == "auth"
+    finally:
+        sandbox.stop(gateway)
+        sandbox.stop(handle)
