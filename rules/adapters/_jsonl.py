@@ -6,14 +6,16 @@ import json
 
 def events(output: str) -> list[dict]:
     """The JSON objects of ``output``: one per line (JSON lines), or the items of a JSON array printed whole
-    on one line; lines that are not JSON objects (log lines, banners) are skipped."""
+    on one line; lines without JSON (log lines, banners) are skipped, and text before the JSON on a line is left out."""
     found: list[dict] = []
+    decoder = json.JSONDecoder()
     for line in output.splitlines():
-        line = line.strip()
-        if not line or line[0] not in "[{":
+        # the agent's log holds stdout and stderr together: a warning may stand before the JSON on its line
+        starts = [i for i in (line.find("[{"), line.find("{")) if i >= 0]
+        if not starts:
             continue
         try:
-            value = json.loads(line)
+            value, _ = decoder.raw_decode(line, min(starts))
         except ValueError:
             continue
         found.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, dict))

@@ -24,7 +24,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tools import FINISHERS, WRITERS  # noqa: E402
+from tools import FINISHERS, READ_FIRST, READERS, WRITERS  # noqa: E402
 
 MODES = ("solve", "refuse401", "never-finish")
 
@@ -45,9 +45,18 @@ def tool_names(request: dict) -> list[str]:
     return [(t.get("function") or {}).get("name") or t.get("name", "") for t in request.get("tools") or []]
 
 
-def answered(request: dict) -> bool:
-    """True once the conversation holds a tool result (the fixture's tool call was run) or a reply of ours."""
-    return any(m.get("role") in ("tool", "function") for m in request.get("messages", []))
+def results(request: dict) -> int:
+    """How many tool results the conversation holds (how many of the fixture's tool calls were run)."""
+    return sum(m.get("role") in ("tool", "function") for m in request.get("messages", []))
+
+
+def reader_call(request: dict, name: str, path: str) -> dict:
+    """A call of the reading tool ``name`` on ``path``: its first required argument (from the tool's schema in
+    the request) given the absolute path."""
+    tool = next(t for t in request.get("tools") or [] if ((t.get("function") or {}).get("name") or t.get("name")) == name)
+    schema = (tool.get("function") or tool).get("parameters") or {}
+    argument = (schema.get("required") or list(schema.get("properties") or {}) or ["path"])[0]
+    return call(name, {argument: READERS[name](path)})
 
 
 def call(name: str, arguments: dict) -> dict:
@@ -61,8 +70,12 @@ def reply(script: dict, request: dict) -> dict:
     """The assistant message the script gives for ``request``."""
     names = tool_names(request)
     writer = next((n for n in names if n in WRITERS), None)
+    reader = next((n for n in names if n in READERS), None) if writer in READ_FIRST else None
     finisher = next((n for n in names if n in FINISHERS), None)
-    if writer and (script["mode"] == "never-finish" or not answered(request)):
+    done = results(request)
+    if reader and done == 0 and script["mode"] != "never-finish":  # an agent that overwrites only what it read
+        return reader_call(request, reader, script["path"])
+    if writer and (script["mode"] == "never-finish" or done < (2 if reader else 1)):
         return call(writer, WRITERS[writer](script["path"], script["content"]))
     if writer and finisher:
         return call(finisher, FINISHERS[finisher]())

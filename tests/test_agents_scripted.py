@@ -1,0 +1,98 @@
+"""Built-in agents end to end (docker) against the scripted model fixture (tests/scripted_model/, a test
+fixture, not a model) behind lab's gateway, with no network: each agent's *shipped* table from
+evals/agents.toml, its network switched to a service namespace holding only the fixture and the gateway. The
+fixture calls the agent's own file-writing tool with the fixture task's solution; the trial must pass with
+tokens counted by the agent and by the gateway, and a trajectory holding that tool call. A refused key (the
+fixture answering 401 through the gateway) must make the trial an agent `error`."""
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import run_doit  # noqa: E402
+from fixture_upstream import GOOD_PY  # noqa: E402
+from test_trial import make_tier, trial  # noqa: E402
+
+from rules.config import ROOT  # noqa: E402
+
+docker = pytest.mark.docker
+FIXTURE = Path(__file__).resolve().parent / "scripted_model"
+SHIPPED = tomllib.loads((ROOT / "evals" / "agents.toml").read_text())
+GATEWAY = "http://127.0.0.1:4000"
+KEY = "sk-lab-gateway"
+# what each agent needs to reach the gateway: its base-URL variable and the API route it speaks there
+REACH = {
+    "opencode": {"OPENCODE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
+    "qwen-code": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
+}
+AGENTS = sorted(REACH)
+
+
+def _toml(value) -> str:
+    return json.dumps(value) if not isinstance(value, dict) else \
+        "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+
+
+def scripted_table(agent: str, name: str, mode: str) -> str:
+    """``agent``'s shipped table as agent ``name``, in a service namespace with the scripted fixture (``mode``:
+    solve | refuse401) and lab's gateway, its base URL and key pointed at the gateway."""
+    table = SHIPPED[agent]
+    script = {"mode": mode, "path": "twice.py", "content": GOOD_PY}
+    lines = [f"[{name}]", f"image = {json.dumps(table['image'])}", f"command = {json.dumps(table['command'])}",
+             'network = "service"', f"adapter = {json.dumps(table['adapter'])}",
+             f"env_set = {_toml({**table.get('env_set', {}), **REACH[agent]})}",
+             f"[{name}.settings]"]
+    lines += [f"{k} = {_toml({**v, 'default': 'scripted'} if k == 'model' else v)}"
+              for k, v in table.get("settings", {}).items()]
+    lines += [f"[{name}.build]"] + [f"{k} = {json.dumps(v)}" for k, v in table.get("build", {}).items()]
+    lines += [f"[{name}.limits]", "timeout = 300", "requests = 40",
+              f"[{name}.service]", f"image = {json.dumps(str(FIXTURE / 'scripted.Dockerfile.j2'))}",
+              f"command = {json.dumps(['python3', '/opt/lab/scripted/server.py', '--port', '{port}', '--script', json.dumps(script)])}",
+              "port = 8080", f"[{name}.gateway]", 'model = "scripted"']
+    return "\n" + "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, grader_image) -> Path:
+    home = tmp_path_factory.mktemp("scripted-agents") / "home"
+    make_tier(home)
+    with open(home / "evals" / "agents.toml", "a") as f:
+        for agent in AGENTS:
+            f.write(scripted_table(agent, f"{agent}-scripted", "solve") +
+                    scripted_table(agent, f"{agent}-refused", "refuse401"))
+    from rules.agents import load_agents
+    agents = load_agents(home / "evals" / "agents.toml")
+    targets = [t for agent in AGENTS for n in (f"{agent}-scripted", f"{agent}-refused")
+               for t in [f"agent_image:{n}", *agents[n].service_images()]]
+    res = run_doit(home, *sorted(set(targets)), "jobs=1", timeout=3000)
+    assert res.code == 0, res.stderr[-3000:] + res.stdout[-2000:]
+    return home
+
+
+@docker
+@pytest.mark.parametrize("agent", AGENTS)
+def test_its_own_tool_writes_the_solution_and_the_trial_passes_with_tokens_and_a_tool_call(home, agent):
+    name = f"{agent}-scripted"
+    r = trial(home, name, "python-twice", tries=1)
+    run = home / "evals" / "aider" / "runs" / name / "python-twice"
+    log = (run / "agent-1.log").read_text()[-3000:] if (run / "agent-1.log").exists() else ""
+    assert r["status"] == "pass", (r, log)
+    assert r["usage"]["tokens_sent"] > 0 and r["usage"]["tokens_received"] > 0, (r["usage"], log)
+    assert r["usage"]["cost"] is None, "the fixture has no price: its cost is unknown, never 0"
+    gateway = r["tries"][0]["gateway_usage"]
+    assert gateway["requests"] >= 2 and gateway["tokens_sent"] > 0, gateway
+    trajectory = json.loads((run / r["tries"][0]["trajectory"]).read_text())
+    calls = [c for s in trajectory["steps"] for c in s.get("tool_calls", [])]
+    assert any("twice.py" in json.dumps(c["arguments"]) for c in calls), trajectory
+
+
+@docker
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_refused_key_makes_the_trial_an_agent_error(home, agent):
+    r = trial(home, f"{agent}-refused", "python-twice", tries=1)
+    assert r["status"] == "error" and r["error_kind"] == "agent", r
