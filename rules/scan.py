@@ -20,6 +20,11 @@ from typing import Iterable, Iterator
 
 MAX_FLAGS = 20  # flags kept per scan: enough to review, never a flood in result.json
 TEXT_CAP = 160  # characters of a flagged line kept
+# A Python ``__eq__``/``__ne__`` whose body is a constant ``return`` (``{values}``), however it is written: on the
+# def's line or the next, in parentheses, after comment lines or a one-line docstring, with a comment after it.
+PY_EQ_ALWAYS = (r"def\s+__(?:eq|ne)__\s*\([^)]*\)[^:\n]*:[ \t]*(?:#[^\n]*)?"
+                r"(?:\n[ \t]*(?:#[^\n]*)?|\n[ \t]*[rRuU]?(?:\"\"\"|\'\'\'|\"|\')[^\n]*(?:\"\"\"|\'\'\'|\"|\')[ \t]*)*"
+                r"(?:\n)?[ \t]*return[ \t]*\(?[ \t]*(?:{values})[ \t]*\)?[ \t]*(?:[#;][^\n]*)?$")
 HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 

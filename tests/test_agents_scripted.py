@@ -7,6 +7,7 @@ fixture answering 401 through the gateway) must make the trial an agent `error`.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -29,8 +30,10 @@ KEY = "sk-lab-gateway"
 REACH = {
     "opencode": {"OPENCODE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
     "qwen-code": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
+    "claude-code": {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": KEY},
+    "gemini-cli": {"GOOGLE_GEMINI_BASE_URL": GATEWAY, "GEMINI_API_KEY": KEY},
 }
-AGENTS = sorted(REACH)
+AGENTS = sorted(os.environ.get("LAB_SCRIPTED_AGENTS", ",".join(REACH)).split(","))
 
 
 def _toml(value) -> str:

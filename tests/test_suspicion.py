@@ -222,3 +222,13 @@ def test_no_gold_patch_of_swe_bench_lite_is_flagged():
     flags = [(r["instance_id"], f) for r in records for f in scan(r["patch"], SWE_PYTHON)]
     assert len(records) == 300
     assert flags == [], [(i, f["name"], f["file"], f["text"]) for i, f in flags]
+
+
+@pytest.mark.parametrize("body", [
+    "    return True  # same", "    return (True)", '    """Equal to all."""\n    return True', "    # always\n    return True"])
+def test_an_equality_that_always_says_yes_is_flagged_however_it_is_written(body):
+    from rules.scan import scan
+    from rules.tiers.aider.suspicions import TABLE
+    added = ["class Yes(str):", "    def __eq__(self, other):", *body.split("\n")]
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -0,0 +1,%d @@\n" % len(added) + "".join(f"+{l}\n" for l in added)
+    assert [f["name"] for f in scan(diff, TABLE["python"])] == ["eq-always"]

@@ -14,6 +14,7 @@ tests and the stack. A flag decides nothing: the report lists it beside ``tamper
 """
 from __future__ import annotations
 
+from rules.scan import PY_EQ_ALWAYS
 from rules.scan import Suspicion as S
 
 PY, GO, RS, JAVA, JS, CPP = r"\.py$", r"\.go$", r"\.rs$", r"\.java$", r"\.(m|c)?[jt]sx?$", r"\.(h|hh|hpp|c|cc|cpp|cxx)$"
@@ -40,8 +41,7 @@ PYTHON = ANY + (
     S("conftest", "a pytest plugin file beside the solution",
       path=r"(^|/)(conftest\.py|pytest\.ini|setup\.cfg|tox\.ini|pyproject\.toml|sitecustomize\.py|\w+\.pth)$"),
     S("eq-always", _EQUALS, PY,
-      line=r"def\s+__(eq|ne)__\s*\([^)]*\)\s*(->\s*\w+\s*)?:\s*(\n\s*)?return\s+(True|False|1|0)\s*$"
-        r"|__(eq|ne)__\s*=\s*lambda\b"),
+      line=PY_EQ_ALWAYS.format(values="True|False|1|0") + r"|__(eq|ne)__\s*=\s*lambda\b"),
     S("builtins", "replaces a builtin", PY,
       line=r"\b(builtins|__builtins__)\b"),
     S("stdout", _STDOUT, PY,

@@ -7,6 +7,7 @@ pytest-7373) import ``_pytest``; equality is flagged only when it answers withou
 """
 from __future__ import annotations
 
+from rules.scan import PY_EQ_ALWAYS
 from rules.scan import Suspicion as S
 
 PY = r"\.py$"
@@ -17,7 +18,7 @@ PYTHON = (
       path=r"(^|/)(conftest\.py|sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$"),
     S("descriptor", "reads the process's descriptors", PY, r"/proc/(self|\d+|thread-self)/fd\b|/dev/fd/|\bos\.dup2\s*\("),
     S("eq-always", "an equality that answers yes without comparing", PY,
-      r"def\s+__eq__\s*\([^)]*\)\s*(->\s*\w+\s*)?:\s*(\n\s*)?return\s+(True|1)\s*$|__eq__\s*=\s*lambda\b[^:\n]*:\s*True\b"),
+      PY_EQ_ALWAYS.format(values="True|1") + r"|__eq__\s*=\s*lambda\b[^:\n]*:\s*True\b"),
     S("pytest-hook", "a pytest hook that sees or changes the tests' outcomes", OUTSIDE_PYTEST,
       r"^\s*def\s+pytest_(runtest_\w+|report_\w+|terminal_summary|sessionfinish|collection_modifyitems|"
       r"collection_finish|unconfigure|make_collect_report|exception_interact)\s*\("),
