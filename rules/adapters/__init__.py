@@ -90,12 +90,19 @@ def usage(name: str, output: str, out_dir: Path) -> dict | None:
 
 
 def trajectory(name: str, output: str, out_dir: Path) -> dict | None:
-    """Adapter ``name``'s trajectory of one try (ATIF-shaped, see the module's docstring), or None when the
-    adapter has none or the agent left nothing to read."""
+    """Adapter ``name``'s trajectory of one try (ATIF-shaped, see the module's docstring), with the try's
+    ``final_metrics`` from its usage unless the adapter gives them; None when the adapter has none or the agent
+    left nothing to read."""
     make = getattr(get(name), "trajectory", None)
     if make is None:
         return None
     found = make(output, Path(out_dir))
-    if found is not None:
-        found.setdefault("schema_version", TRAJECTORY_SCHEMA)
+    if found is None:
+        return None
+    found.setdefault("schema_version", TRAJECTORY_SCHEMA)
+    totals = usage(name, output, out_dir) if "final_metrics" not in found else None
+    if totals:  # the try's totals, as its usage reads them, unless the adapter gave its own
+        found["final_metrics"] = {key: value for key, value in (
+            ("total_prompt_tokens", totals["tokens_sent"]), ("total_completion_tokens", totals["tokens_received"]),
+            ("total_cached_tokens", totals["tokens_cached"]), ("total_cost_usd", totals["cost"])) if value is not None}
     return found

@@ -87,9 +87,4 @@ def trajectory(output: str, out_dir: Path) -> dict | None:
         if not step.get("tool_calls"):
             step.pop("tool_calls", None)
     found = {"agent": {"name": "claude-code", "model_name": _model(output) or None}, "steps": steps}
-    totals = usage(output)
-    if totals:
-        found["final_metrics"] = {"total_prompt_tokens": totals["tokens_sent"],
-                                  "total_completion_tokens": totals["tokens_received"],
-                                  "total_cached_tokens": totals["tokens_cached"]}
     return found

@@ -66,9 +66,4 @@ def trajectory(output: str, out_dir: Path) -> dict | None:
     for i, step in enumerate(steps, 1):
         step["step_id"] = i
     found = {"agent": {"name": "codex"}, "steps": steps}
-    totals = usage(output)
-    if totals:
-        found["final_metrics"] = {"total_prompt_tokens": totals["tokens_sent"],
-                                  "total_completion_tokens": totals["tokens_received"],
-                                  "total_cached_tokens": totals["tokens_cached"]}
     return found
