@@ -356,19 +356,16 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
         raise AgentError(f"{at}: network = \"service\" and a [{name}.service] table go together (the agent's "
                          "container joins its service's network namespace, which has no outside network)")
     adapter = raw.get("adapter")
-    if adapter is not None and adapter not in adapters.names():
-        raise AgentError(f"{at}: adapter {adapter!r} is unknown; known: {', '.join(adapters.names())} "
-                         "(one module each in rules/adapters/)")
     usage = raw.get("usage", adapter)
-    if usage is not None and usage not in adapters.names():
-        raise AgentError(f"{at}: usage {usage!r} is unknown; known: {', '.join(adapters.names())}")
+    errors = raw.get("errors", adapter)
+    for key, value in (("adapter", adapter), ("usage", usage), ("errors", errors)):
+        if value is not None and value not in adapters.names():
+            raise AgentError(f"{at}: {key} {value!r} is unknown; known: {', '.join(adapters.names())} "
+                             "(one module each in rules/adapters/)")
     container = raw.get("container", "trial")
     if container not in CONTAINER_MODES:
         raise AgentError(f"{at}: container {container!r} is not one of {', '.join(map(repr, CONTAINER_MODES))} "
                          "(\"trial\": one container for all the trial's tries; \"try\": a fresh one per try)")
-    errors = raw.get("errors", adapter)
-    if errors is not None and errors not in adapters.names():
-        raise AgentError(f"{at}: errors {errors!r} is unknown; known: {', '.join(adapters.names())}")
     if not isinstance(raw.get("limits", {}), dict):
         raise AgentError(f"{at}: limits must be a table ([{name}.limits])")
     try:

@@ -52,8 +52,7 @@ def names() -> list[str]:
 def get(name: str) -> ModuleType:
     """The adapter module called ``name``. Raises AdapterError naming the known adapters when there is none,
     or when the module lacks ``usage`` or ``ERRORS``."""
-    if not _NAME.match(name or "") or name.replace("-", "_") != name.replace("-", "_").lower() or \
-            name not in names():
+    if not _NAME.match(name or "") or name not in names():
         raise AdapterError(f"adapter {name!r} is unknown; known: {', '.join(names())} "
                            "(one module each in rules/adapters/)")
     module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
