@@ -70,9 +70,62 @@ class Grade:
 
 
 def canary_tokens() -> tuple[str, str]:
-    """Two fresh names for the failing and the passing canary test: a letter and 11 hex digits each (valid
-    in every track's test names, unguessable by the graded code)."""
+    """Two fresh random tokens: the names of the failing and the passing canary test where a track names them
+    so (a letter and 11 hex digits each, valid in every track's test names, unguessable by the graded code), and
+    the seed of the draw where a track's check.sh draws canaries of its own (a manifest: ``Canaries``)."""
     return tuple("k" + secrets.token_hex(6)[:11] for _ in range(2))  # type: ignore[return-value]
+
+
+MANIFEST = "canaries.json"  # in a report folder, written by check.sh as root before any graded code ran
+
+
+@dataclass(frozen=True)
+class Canaries:
+    """The canary tests of one grading: ``fail`` (names of tests that must fail), ``passing`` (names of tests
+    that must pass) and ``originals`` (a failing canary that is a copy of one of the exercise's tests with its
+    expected value changed → that test's name). ``exact``: the names are test method names, each matched to
+    the ids whose last ``::`` part it is (a manifest, ``MANIFEST``); else tokens matched anywhere in an id,
+    case-insensitively (the two ``canary_tokens``)."""
+
+    fail: tuple[str, ...]
+    passing: tuple[str, ...]
+    originals: dict = field(default_factory=dict)
+    exact: bool = False
+
+    @classmethod
+    def of_tokens(cls, tokens: tuple[str, str]) -> "Canaries":
+        return cls((tokens[0],), (tokens[1],))
+
+    def names(self) -> list[str]:
+        return list(self.fail) + list(self.passing)
+
+    def matches(self, name: str, test_id: str) -> bool:
+        if self.exact:
+            return test_id.rsplit("::", 1)[-1] == name
+        return name.lower() in test_id.lower()
+
+    def owns(self, test_id: str) -> bool:
+        """Whether ``test_id`` is one of these canaries."""
+        return any(self.matches(n, test_id) for n in self.names())
+
+
+def canaries_of(meta: dict, report_dir: Path, tokens: tuple[str, str] | None) -> Canaries | None:
+    """The canaries of the grading whose report is in ``report_dir``: None without ``tokens`` (no canaries
+    asked for); the manifest check.sh wrote there (``MANIFEST``) when the task's task.json says its check.sh
+    writes one (``"canaries": "manifest"``: only then is that file root's alone, never copied from the tester's
+    output); else the two tokens. A manifest missing or malformed falls back to the tokens, which no test then
+    carries: the canaries are missing and the grading cannot pass."""
+    if tokens is None:
+        return None
+    if meta.get("canaries") == "manifest":
+        data = read_json(Path(report_dir) / MANIFEST)
+        if isinstance(data, dict):
+            fail, ok, orig = data.get("fail"), data.get("pass"), data.get("originals") or {}
+            names = (fail or []) + (ok or []) if isinstance(fail, list) and isinstance(ok, list) else []
+            if (fail and ok and all(isinstance(n, str) and n for n in names) and isinstance(orig, dict)
+                    and all(isinstance(k, str) and isinstance(v, str) and k in fail for k, v in orig.items())):
+                return Canaries(tuple(fail), tuple(ok), dict(orig), exact=True)
+    return Canaries.of_tokens(tokens)
 
 
 def _named(ids: list[str]) -> str:
@@ -80,28 +133,31 @@ def _named(ids: list[str]) -> str:
     return shown + (f" and {len(ids) - EVIDENCE_IDS} more" if len(ids) > EVIDENCE_IDS else "")
 
 
-def decide(tests: dict[str, str], expected: list[str] | None, canaries: tuple[str, str] | None,
+def decide(tests: dict[str, str], expected: list[str] | None, canaries: Canaries | tuple[str, str] | None,
            runner_exit: int | None) -> tuple[str, list[str], int, int]:
     """The verdict of one grading from the parsed report: ``(verdict, evidence, ran, passed)``.
 
     ``tests`` maps test ids to "passed" / "failed" / "skipped" (``rules.reports``); ``expected`` is the set
     of ids the reference passed (None while proving the reference itself: then every reported test counts,
-    and skipped ones are left out); ``canaries`` the (failing, passing) canary tokens or None;
+    and skipped ones are left out); ``canaries`` a ``Canaries``, the (failing, passing) canary tokens, or None;
     ``runner_exit`` the test runner's exit status as check.sh saw it (None when unknown).
 
-    pass ⇔ every expected test reported passed, the failing canary reported failed and the passing canary
-    passed (without canaries: and the runner exited 0; with them it never does). tampered ⇔ the failing canary reported passed, the passing canary
-    reported failed, or a canary missing from a report in which every expected test passed.
+    pass ⇔ every expected test reported passed, every failing canary reported failed and every passing canary
+    passed (without canaries: and the runner exited 0; with them it never does). tampered ⇔ a failing canary
+    reported passed or skipped (a copy of a test with its expected value changed: only when the test itself
+    passed too, as an honest solution passes at most one of the two), a passing canary reported failed, or a
+    canary missing from a report in which every expected test passed.
     """
     from rules import reports  # on first use: doit's task creators import this module, never parse a report
 
+    if canaries is not None and not isinstance(canaries, Canaries):
+        canaries = Canaries.of_tokens(canaries)
     evidence: list[str] = []
     real = dict(tests)
     found: dict[str, list[str]] = {}
-    for token in canaries or ():
-        mine = [i for i in tests if token.lower() in i.lower()]
-        found[token] = [tests[i] for i in mine]
-        for i in mine:
+    for name in canaries.names() if canaries else ():
+        found[name] = [i for i in tests if canaries.matches(name, i)]
+        for i in found[name]:
             real.pop(i, None)
     if expected is None:
         counted = sorted(i for i, s in real.items() if s != reports.SKIPPED)
@@ -113,14 +169,15 @@ def decide(tests: dict[str, str], expected: list[str] | None, canaries: tuple[st
     all_passed = bool(counted) and not missing and not bad
     tampered = []
     if canaries:
-        fail_token, pass_token = canaries
-        if reports.PASSED in found[fail_token] or reports.SKIPPED in found[fail_token]:
-            tampered.append("the canary test that must fail was reported passed (or skipped)")
-        if reports.FAILED in found[pass_token]:
-            tampered.append("the canary test that must pass was reported failed")
-        absent = [name for name, tok in (("failing", fail_token), ("passing", pass_token)) if not found[tok]]
+        tampered += _canaries_forged(tests, canaries, found)
+        absent = [n for n in canaries.names() if not found[n]]
+        if absent and not canaries.exact:
+            fail_token, pass_token = canaries.fail[0], canaries.passing[0]
+            kinds = [k for k, t in (("failing", fail_token), ("passing", pass_token)) if t in absent]
+            line = f"the {' and '.join(kinds)} canary test{'s' if len(kinds) > 1 else ''} missing from the report"
+        elif absent:
+            line = f"{len(absent)} of the {len(canaries.names())} canary tests missing from the report"
         if absent:
-            line = f"the {' and '.join(absent)} canary test{'s' if len(absent) > 1 else ''} missing from the report"
             (tampered if all_passed else evidence).append(line + ("" if all_passed else
                                                                  " (the run did not complete)"))
     if tampered:
@@ -134,6 +191,30 @@ def decide(tests: dict[str, str], expected: list[str] | None, canaries: tuple[st
     if runner_exit not in (0, None) and not evidence and not canaries:  # with canaries it always fails
         evidence.append(f"the test runner exited with status {runner_exit}")
     return ("pass" if not evidence else "fail"), evidence, len(counted), len(ok)
+
+
+def _canaries_forged(tests: dict[str, str], canaries: Canaries, found: dict[str, list[str]]) -> list[str]:
+    """The evidence lines of canaries reported otherwise than an honest run reports them (never a canary's
+    name: the next try's prompt may show evidence)."""
+    from rules import reports
+
+    lines = []
+    for name in canaries.fail:
+        said = [tests[i] for i in found[name]]
+        if reports.PASSED not in said and reports.SKIPPED not in said:
+            continue
+        original = canaries.originals.get(name)
+        if original is None:
+            lines.append("the canary test that must fail was reported passed (or skipped)")
+            continue
+        test_id = found[name][0].rsplit("::", 1)[0] + "::" + original
+        if tests.get(test_id) == reports.PASSED:
+            lines.append(f"a copy of {test_id} with its expected value changed was reported passed (or "
+                         "skipped), and so was the test itself: a result equal to two different values, or "
+                         "assertions that let failures through")
+    if any(reports.FAILED in [tests[i] for i in found[n]] for n in canaries.passing):
+        lines.append("the canary test that must pass was reported failed")
+    return lines
 
 
 def expected_tests(task_dir: Path) -> list[str] | None:
@@ -166,7 +247,8 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
 
     parsed = reports.parse(meta.get("report", "junit"), report_dir, meta)
     runner_exit = _runner_exit(report_dir)
-    verdict, evidence, ran, ok = decide(parsed.tests, want, tokens, runner_exit)
+    canaries = canaries_of(meta, report_dir, tokens)
+    verdict, evidence, ran, ok = decide(parsed.tests, want, canaries, runner_exit)
     refused = _refused(report_dir)
     if refused:
         verdict, evidence = "fail", [refused] + evidence
@@ -183,10 +265,10 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
     if log_path is not None:
         write_atomic(log_path, output.rstrip("\n") + "\n" + summary + "\n")
     tested = sorted(i for i, s in parsed.tests.items() if s == reports.PASSED
-                    and not any(t.lower() in i.lower() for t in tokens or ()))
+                    and not (canaries and canaries.owns(i)))
     return Grade(passed=verdict == "pass", ran=ran, passed_tests=ok, failed_tests=ran - ok,
                  exit_code=exit_code, timed_out=timed_out, seconds=round(seconds, 3),
-                 output=reports.scrub(output, list(tokens or ())) + summary + "\n",
+                 output=reports.scrub(output, canaries.names() if canaries else []) + summary + "\n",
                  oom_killed=oom_killed, verdict=verdict, evidence=evidence, tests=tested,
                  runner_exit=runner_exit)
 
@@ -458,6 +540,7 @@ def grade_batch(runs: list[BatchRun], batch_script: str, *, image: str, limits: 
                         seconds=res.seconds / len(runs), output=output,
                         log_path=log_paths[n - 1] if log_paths else None)
             seen = reports.parse(meta.get("report", "junit"), report_dir / str(n), meta).tests
-            complete = all(any(t.lower() in i.lower() for i in seen) for t in tokens[n - 1])
+            canaries = canaries_of(meta, report_dir / str(n), tokens[n - 1])
+            complete = all(any(canaries.matches(c, i) for i in seen) for c in canaries.names())
             out.append((g, complete, prepared == 0 and batch_status == 0))
         return out

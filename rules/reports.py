@@ -364,11 +364,26 @@ def parse(fmt: str, report_dir: Path, meta: dict | None = None) -> Parsed:
         return Parsed(notes=[f"the {fmt} report could not be read: {exc.__class__.__name__}: {exc}"[:300]])
 
 
+SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*)\s*$")  # pytest's headings: a test's failure section, a summary
+
+
 def scrub(text: str, tokens: list[str]) -> str:
-    """``text`` without the lines that mention any of ``tokens`` (the canaries' names), case-insensitively:
-    the test output an agent sees on its next try never shows lab's canary tests."""
+    """``text`` without the lines that mention any of ``tokens`` (the canaries' names), case-insensitively,
+    and without the whole failure section a canary's heading opens (pytest's ``____ Class.name ____`` up to
+    the next heading: a copied test's source and its changed expected value included): the test output an
+    agent sees on its next try never shows lab's canary tests."""
     tokens = [t for t in tokens if t]
     if not tokens:
         return text
     pattern = re.compile("|".join(re.escape(t) for t in tokens), re.I)
-    return "".join(line for line in text.splitlines(keepends=True) if not pattern.search(line))
+    kept, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        heading = SECTION.match(line) is not None
+        if heading:
+            skipping = False
+        if pattern.search(line):
+            skipping = skipping or heading
+            continue
+        if not skipping:
+            kept.append(line)
+    return "".join(kept)

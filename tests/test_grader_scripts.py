@@ -247,11 +247,13 @@ def test_catch_summary_without_a_report_names_the_runners_status(tmp_path, capsy
 
 # ---- Python: pytest_canaries, pytest_batch ----
 
-def run_canaries(tmp_path: Path, source: str) -> tuple[str, unittest.TestResult]:
-    """Add the canaries to ``source`` as check.sh does, then run the file's tests; returns its text and result."""
-    path = tmp_path / "hello_test.py"
+def run_canaries(tmp_path: Path, source: str) -> tuple[str, dict, unittest.TestResult]:
+    """Add the canaries to ``source`` as check.sh does, then run the file's tests; returns its text, the
+    manifest and the result."""
+    path, manifest = tmp_path / "hello_test.py", tmp_path / "canaries.json"
     path.write_text(source)
-    grader_module("pytest_canaries").main([str(path), "k0123456789a", "kba987654321"])
+    grader_module("pytest_canaries").main([str(path), "k0123456789a", "kba987654321", str(manifest)])
+    assert manifest.stat().st_mode & 0o777 == 0o600, "the tester must not read the canaries' names"
     text = path.read_text()
     namespace: dict = {"__name__": "hello_test"}
     exec(compile(text, str(path), "exec"), namespace)
@@ -259,31 +261,32 @@ def run_canaries(tmp_path: Path, source: str) -> tuple[str, unittest.TestResult]
                                if isinstance(v, type) and issubclass(v, unittest.TestCase))
     result = unittest.TestResult()
     suite.run(result)
-    return text, result
+    return text, json.loads(manifest.read_text()), result
 
 
 def test_python_canaries_go_into_the_first_test_case_class_at_its_indentation(tmp_path):
     source = ("import unittest\nfrom unittest import mock\n\n\n@mock.patch('os.getcwd')\n"
-              "class HelloTest(unittest.TestCase):\n\n  def test_hello(self, cwd):\n    self.assertEqual(1, 1)\n\n\n"
+              "class HelloTest(unittest.TestCase):\n\n  def test_hello_world(self, cwd):\n    self.assertEqual(1, 1)\n"
+              "\n  def test_hello_name(self, cwd):\n    self.assertEqual(len('a'), 1)\n\n\n"
               "class OtherTest(unittest.TestCase):\n  def test_other(self):\n    pass\n")
-    text, result = run_canaries(tmp_path, source)
-    head = text.split("\n")[:11]
-    assert head[5:10] == ["class HelloTest(unittest.TestCase):", "  def test_k0123456789a(self, *args):",
-                          "      self.assertEqual(787, 788, 'k0123456789a')", "  def test_kba987654321(self, *args):",
-                          "      self.assertEqual(521, 521, 'kba987654321')"]
-    assert text.count("k0123456789a(") == 1
-    # run as the tests run: the failing canary fails through assertEqual (its name in the message), the other passes
-    assert result.testsRun == 4 and [t.id() for t, _ in result.failures] == ["hello_test.HelloTest.test_k0123456789a"]
-    assert "k0123456789a" in result.failures[0][1] and not result.errors
+    text, manifest, result = run_canaries(tmp_path, source)
+    other = text.index("class OtherTest")
+    for name in manifest["fail"] + manifest["pass"]:
+        at = text.index(f"  def {name}(self")
+        assert text.index("class HelloTest") < at < other and text.count(f"def {name}(") == 1
+    # a copy of test_hello_name (its computed value against 1): the only test that can be copied
+    assert manifest["originals"] and set(manifest["originals"].values()) == {"test_hello_name"}
+    assert "k0123456789a" not in text and "kba98765432" not in text
+    # run as the tests run: every failing canary fails through assertEqual, the others pass
+    failed = sorted(t.id().rsplit(".", 1)[-1] for t, _ in result.failures)
+    assert result.testsRun == 4 + len(manifest["fail"]) + len(manifest["pass"]) - 1
+    assert failed == sorted(manifest["fail"]) and not result.errors
 
 
 def test_python_canaries_get_a_class_of_their_own_when_the_file_has_none(tmp_path):
-    text, result = run_canaries(tmp_path, "import pytest\n\ndef test_plain():\n    assert True\n")
-    assert text.endswith("\n\nimport unittest as unittest_k0123456789a\n\n"
-                         "class Caseba9876(unittest_k0123456789a.TestCase):  # no canary name in the class: each id "
-                         "holds one\n    def test_k0123456789a(self):\n        self.assertEqual(787, 788, "
-                         "'k0123456789a')\n    def test_kba987654321(self):\n        self.assertEqual(521, 521, "
-                         "'kba987654321')\n")
+    text, manifest, result = run_canaries(tmp_path, "import pytest\n\ndef test_plain_case():\n    assert True\n")
+    assert text.startswith("import pytest\n\ndef test_plain_case():\n    assert True\n\n\nimport unittest as ")
+    assert len(manifest["fail"]) == len(manifest["pass"]) == 1 and not manifest["originals"]
     assert result.testsRun == 2 and len(result.failures) == 1 and not result.errors
 
 

@@ -297,7 +297,8 @@ image = "noop"
 command = ["sh", "-c", '''for f in {{files}}; do {GOOD} > "$f"; done''']
 
 [eq-forger]
-# a result that compares equal to anything: the tests pass; the suspicion scan flags it for review
+# a result that compares equal to anything: it passes the tests and their copies with a changed expected value
+# (tampered), and the suspicion scan flags it for review
 image = "noop"
 command = ["sh", "-c", '''{EQ_FORGER} > {{files}}''']
 
@@ -374,9 +375,10 @@ def test_a_run_whose_every_trial_is_an_error_exits_non_zero_with_one_line(home):
 
 
 @docker
-def test_a_pass_by_an_equality_that_says_yes_carries_a_suspicion_flag_in_the_record_and_the_report(home):
+def test_an_equality_that_says_yes_is_tampered_and_carries_a_suspicion_flag_in_the_record_and_the_report(home):
     r = trial(home, "eq-forger", tries=1)
-    assert r["status"] == "pass" and r["version"] == 3, r
+    assert r["status"] == "tampered" and r["version"] == 3, r
+    assert any("with its expected value changed" in e for e in r["tries"][0]["grade"]["evidence"]), r["tries"]
     flags = r["tries"][0]["suspicions"]
     assert [(f["name"], f["file"], f["line"]) for f in flags] == [("eq-always", "hello.py", 2)], flags
     res = run_doit(home, "report", timeout=600)
@@ -391,7 +393,7 @@ def test_a_pass_by_an_equality_that_says_yes_carries_a_suspicion_flag_in_the_rec
     res = run_doit(home, "regrade", "agent=eq-forger", timeout=600)
     assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
     again = json.loads(path.read_text())
-    assert again["version"] == 3 and again["tries"][0]["suspicions"] == flags and again["status"] == "pass"
+    assert again["version"] == 3 and again["tries"][0]["suspicions"] == flags and again["status"] == "tampered"
 
 
 @docker

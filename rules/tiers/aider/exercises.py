@@ -41,6 +41,8 @@ class Track:
     onto workspace files they replace when present (Rust: ``.meta/Cargo-example.toml`` → ``Cargo.toml``).
     ``test_timeout`` is the seconds ``check.sh`` gives the test run itself. ``report`` names the parser of the
     runner's report in ``rules.reports`` (recorded in task.json; the grader reads it on the host).
+    ``manifest``: the track's check.sh draws canaries of its own and names them in a manifest only root writes
+    (task.json's ``"canaries": "manifest"``; rules/grade.py: canaries_of); else its canaries are the two tokens.
     """
 
     name: str
@@ -49,6 +51,7 @@ class Track:
     overrides: tuple[tuple[str, str], ...] = ()
     test_timeout: int = 300
     report: str = "junit"
+    manifest: bool = False
 
     def map_reference(self, example: list[str], solution: list[str]) -> dict[str, str]:
         """Map each reference file (relative to the exercise) to the work-tree path it is laid at.
@@ -75,7 +78,7 @@ TRACKS: dict[str, Track] = {t.name: t for t in (
     Track("go", "Go", report="go-json"),
     Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit"),
     Track("javascript", "JavaScript", report="jest-json"),
-    Track("python", "Python", report="junit"),
+    Track("python", "Python", report="junit", manifest=True),
     Track("rust", "Rust", overrides=((".meta/Cargo-example.toml", "Cargo.toml"),), report="libtest-json"),
 )}
 
@@ -212,7 +215,8 @@ def render(ex: Exercise) -> Rendered:
         out.answer_files[dst] = ((ex.dir / src).read_bytes(), _mode(ex.dir / src))
     meta = TaskMeta(task=ex.task, tier=TIER, groups=dict(zip(GROUP_KEYS, (ex.track, ex.slug))),
                     solution_files=solution, test_files=tests, report=track.report,
-                    extra={"upstream_path": ex.upstream_path, "grader": "grader"})
+                    extra={"upstream_path": ex.upstream_path, "grader": "grader",
+                           **({"canaries": "manifest"} if track.manifest else {})})
     out.task_files["task.json"] = meta.file()
     out.meta = meta.to_json()
     return out
