@@ -83,14 +83,19 @@ MANIFEST = "canaries.json"  # in a report folder, written by check.sh as root be
 class Canaries:
     """The canary tests of one grading: ``fail`` (names of tests that must fail), ``passing`` (names of tests
     that must pass) and ``originals`` (a failing canary that is a copy of one of the exercise's tests with its
-    expected value changed → that test's name). ``exact``: the names are test method names, each matched to
-    the ids whose last ``::`` part it is (a manifest, ``MANIFEST``); else tokens matched anywhere in an id,
-    case-insensitively (the two ``canary_tokens``)."""
+    expected value changed → that test's name). ``match`` says how a name finds its ids in a report:
+    ``"tokens"`` (the two ``canary_tokens``: anywhere in an id, case-insensitively), ``"leaf"`` (a manifest's
+    test method names: the ids whose last ``::`` part it is, as JUnit ids end) or ``"id"`` (a manifest's
+    complete test ids, as ``rules.reports`` writes them). With ``"id"``, ``originals`` maps ids to ids."""
 
     fail: tuple[str, ...]
     passing: tuple[str, ...]
     originals: dict = field(default_factory=dict)
-    exact: bool = False
+    match: str = "tokens"
+
+    @property
+    def exact(self) -> bool:
+        return self.match != "tokens"
 
     @classmethod
     def of_tokens(cls, tokens: tuple[str, str]) -> "Canaries":
@@ -100,9 +105,19 @@ class Canaries:
         return list(self.fail) + list(self.passing)
 
     def matches(self, name: str, test_id: str) -> bool:
-        if self.exact:
+        if self.match == "id":
+            return test_id == name
+        if self.match == "leaf":
             return test_id.rsplit("::", 1)[-1] == name
         return name.lower() in test_id.lower()
+
+    def original_id(self, name: str, test_id: str) -> str | None:
+        """The id of the test that the failing canary ``name`` (reported as ``test_id``) is a changed copy of,
+        or None when it is no copy."""
+        original = self.originals.get(name)
+        if original is None or self.match == "id":
+            return original
+        return test_id.rsplit("::", 1)[0] + "::" + original
 
     def owns(self, test_id: str) -> bool:
         """Whether ``test_id`` is one of these canaries."""
@@ -113,7 +128,8 @@ def canaries_of(meta: dict, report_dir: Path, tokens: tuple[str, str] | None) ->
     """The canaries of the grading whose report is in ``report_dir``: None without ``tokens`` (no canaries
     asked for); the manifest check.sh wrote there (``MANIFEST``) when the task's task.json says its check.sh
     writes one (``"canaries": "manifest"``: only then is that file root's alone, never copied from the tester's
-    output); else the two tokens. A manifest missing or malformed falls back to the tokens, which no test then
+    output: ``{"fail": [names], "pass": [names], "originals": {copy: test}, "match": "leaf" or "id"}``, "leaf"
+    when left out); else the two tokens. A manifest missing or malformed falls back to the tokens, which no test then
     carries: the canaries are missing and the grading cannot pass."""
     if tokens is None:
         return None
@@ -122,9 +138,11 @@ def canaries_of(meta: dict, report_dir: Path, tokens: tuple[str, str] | None) ->
         if isinstance(data, dict):
             fail, ok, orig = data.get("fail"), data.get("pass"), data.get("originals") or {}
             names = (fail or []) + (ok or []) if isinstance(fail, list) and isinstance(ok, list) else []
+            match = data.get("match", "leaf")
             if (fail and ok and all(isinstance(n, str) and n for n in names) and isinstance(orig, dict)
-                    and all(isinstance(k, str) and isinstance(v, str) and k in fail for k, v in orig.items())):
-                return Canaries(tuple(fail), tuple(ok), dict(orig), exact=True)
+                    and all(isinstance(k, str) and isinstance(v, str) and k in fail for k, v in orig.items())
+                    and match in ("leaf", "id")):
+                return Canaries(tuple(fail), tuple(ok), dict(orig), match)
     return Canaries.of_tokens(tokens)
 
 
@@ -203,11 +221,10 @@ def _canaries_forged(tests: dict[str, str], canaries: Canaries, found: dict[str,
         said = [tests[i] for i in found[name]]
         if reports.PASSED not in said and reports.SKIPPED not in said:
             continue
-        original = canaries.originals.get(name)
-        if original is None:
+        test_id = canaries.original_id(name, found[name][0])
+        if test_id is None:
             lines.append("the canary test that must fail was reported passed (or skipped)")
             continue
-        test_id = found[name][0].rsplit("::", 1)[0] + "::" + original
         if tests.get(test_id) == reports.PASSED:
             lines.append(f"a copy of {test_id} with its expected value changed was reported passed (or "
                          "skipped), and so was the test itself: a result equal to two different values, or "

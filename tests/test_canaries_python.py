@@ -134,7 +134,7 @@ def test_a_right_solution_fails_every_copy_and_a_result_equal_to_anything_passes
     # at most one of the tests copies a value the forged result does not make (the error message)
     assert any(forged[m] == forged[o] == "passed" for m, o in manifest["originals"].items()), forged
     ids = {f"change_test.ChangeTest::{n}": s for n, s in forged.items()}
-    canaries = Canaries(tuple(manifest["fail"]), tuple(manifest["pass"]), manifest["originals"], exact=True)
+    canaries = Canaries(tuple(manifest["fail"]), tuple(manifest["pass"]), manifest["originals"], "leaf")
     verdict, evidence, _, _ = decide(ids, [i for i in ids if not canaries.owns(i)], canaries, 1)
     assert verdict == "tampered" and "with its expected value changed" in evidence[0], evidence
     honest = {f"change_test.ChangeTest::{n}": s for n, s in right.items()}
@@ -142,7 +142,7 @@ def test_a_right_solution_fails_every_copy_and_a_result_equal_to_anything_passes
 
 
 def test_a_copy_passing_where_its_test_failed_is_no_forgery():
-    canaries = Canaries(("test_b", "test_c"), ("test_d",), {"test_c": "test_a"}, exact=True)
+    canaries = Canaries(("test_b", "test_c"), ("test_d",), {"test_c": "test_a"}, "leaf")
     tests = {"m.C::test_a": "failed", "m.C::test_b": "failed", "m.C::test_c": "passed", "m.C::test_d": "passed",
              "m.C::test_e": "passed"}
     verdict, evidence, ran, ok = decide(tests, ["m.C::test_a", "m.C::test_e"], canaries, 1)
@@ -163,7 +163,13 @@ def test_a_missing_or_forged_manifest_never_lets_a_grading_pass(tmp_path):
         assert canaries_of(meta, tmp_path, tokens) == Canaries.of_tokens(tokens), bad
     (tmp_path / "canaries.json").write_text(json.dumps({"fail": ["test_x"], "pass": ["test_y"]}))
     assert canaries_of({}, tmp_path, tokens) == Canaries.of_tokens(tokens), "only a task whose check.sh writes it"
-    assert canaries_of(meta, tmp_path, tokens).exact
+    assert canaries_of(meta, tmp_path, tokens).match == "leaf"
+    (tmp_path / "canaries.json").write_text(json.dumps({"fail": ["f › x"], "pass": ["f › y"], "match": "id",
+                                                        "originals": {"f › x": "f › z"}}))
+    ids = canaries_of(meta, tmp_path, tokens)
+    assert ids.match == "id" and ids.owns("f › x") and not ids.owns("g › f › x")
+    assert decide({"f › x": "passed", "f › y": "passed", "f › z": "passed"}, ["f › z"], ids, 1)[0] == "tampered"
+    assert decide({"f › x": "failed", "f › y": "passed", "f › z": "passed"}, ["f › z"], ids, 1)[0] == "pass"
 
 
 def test_scrub_drops_a_canarys_whole_failure_section():

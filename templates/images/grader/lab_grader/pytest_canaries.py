@@ -21,7 +21,7 @@ operation; never another literal). Only when the file has no test case class: a 
     python3 -I -m lab_grader.pytest_canaries TEST_FILE CANARY_FAIL CANARY_PASS [MANIFEST]
 
 CANARY_FAIL and CANARY_PASS (fresh random tokens, rules/grade.py: canary_tokens) seed the draw; TEST_FILE is
-rewritten in place; MANIFEST (JSON: ``{"fail": [method names], "pass": [...], "originals": {mutant: test}}``)
+rewritten in place; MANIFEST (JSON: ``{"fail": [method names], "pass": [...], "originals": {mutant: test}, "match": "leaf"}``)
 is written when given.
 """
 from __future__ import annotations
@@ -224,7 +224,7 @@ def with_canaries(source: str, fail: str, ok: str) -> tuple[str, dict]:
     classes = [c for c in tree.body if isinstance(c, ast.ClassDef) and _is_test_case(c)]
     every = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     taken = set(every) | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    manifest: dict = {"fail": [], "pass": [], "originals": {}}
+    manifest: dict = {"fail": [], "pass": [], "originals": {}, "match": "leaf"}
     n, m = rnd.randrange(2, 997), rnd.randrange(2, 997)
     if not classes:
         names = [x for x in every if x.startswith("test_")]
