@@ -21,8 +21,8 @@ operation; never another literal). Only when the file has no test case class: a 
     python3 -I -m lab_grader.pytest_canaries TEST_FILE CANARY_FAIL CANARY_PASS [MANIFEST]
 
 CANARY_FAIL and CANARY_PASS (fresh random tokens, rules/grade.py: canary_tokens) seed the draw; TEST_FILE is
-rewritten in place; MANIFEST (JSON: ``{"fail": [method names], "pass": [...], "originals": {mutant: test}, "match": "leaf"}``)
-is written when given.
+rewritten in place; MANIFEST (JSON: ``{"fail": [method names], "pass": [...], "originals": {mutant: test},
+"match": "leaf"}``, rules/grade.py: canaries_of) is written when given.
 """
 from __future__ import annotations
 
@@ -242,10 +242,7 @@ def with_canaries(source: str, fail: str, ok: str) -> tuple[str, dict]:
     names = [f.name for f in tests]
     words = words_of(names)
     first = min(methods, key=lambda f: f.lineno) if methods else None
-    if first is not None:
-        indent = re.match(r"\s*", lines[(first.decorator_list[0].lineno if first.decorator_list else first.lineno) - 1]).group()
-    else:
-        indent = "    "
+    indent = re.match(r"\s*", lines[first.lineno - 1]).group() if first is not None else "    "
     blocks: list[list[str]] = []
     bad, good = fresh_name(rnd, names, taken), fresh_name(rnd, names, taken)
     manifest["fail"].append(bad)
