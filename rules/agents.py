@@ -386,9 +386,10 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
                  container=container, gateway=gateway, budget=budget)
 
 
-def load_agents(path: Path | None = None) -> dict[str, Agent]:
+def load_agents(path: Path | None = None, broken: dict | None = None) -> dict[str, Agent]:
     """Every agent defined in ``path`` (default ``evals/agents.toml``), by name. Raises AgentError when the
-    file is missing, is not TOML, or defines an agent badly."""
+    file is missing or is not TOML, and when it defines an agent badly, unless ``broken`` is a dict: then each
+    badly defined agent's one-line error goes there (name → message) and the others load."""
     path = Path(path or AGENTS_FILE)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -396,7 +397,15 @@ def load_agents(path: Path | None = None) -> dict[str, Agent]:
         raise AgentError(f"{path}: no agent definitions file; lab ships evals/agents.toml with noop and aider") from None
     except tomllib.TOMLDecodeError as exc:
         raise AgentError(f"{path}: not valid TOML: {exc}") from None
-    return {name: parse_agent(name, table, str(path)) for name, table in raw.items()}
+    if broken is None:
+        return {name: parse_agent(name, table, str(path)) for name, table in raw.items()}
+    agents = {}
+    for name, table in raw.items():
+        try:
+            agents[name] = parse_agent(name, table, str(path))
+        except AgentError as exc:
+            broken[name] = str(exc)
+    return agents
 
 
 def get_agent(name: str | None, path: Path | None = None) -> Agent:

@@ -116,7 +116,7 @@ def _setting_names() -> tuple[set[str], str]:
     from rules.agents import load_agents
 
     try:
-        return {s.name for a in load_agents().values() for s in a.settings}, ""
+        return {s.name for a in load_agents(broken={}).values() for s in a.settings}, ""
     except ConfigError as exc:
         return set(), f" (evals/agents.toml did not load, so its settings are unknown: {exc})"
 
@@ -199,6 +199,8 @@ def agent_problem(name: str, agents: dict, runs: dict, problem: str | None, sett
     if problem:
         return problem
     if name not in agents:
+        if isinstance(runs.get(name), str):  # its table is there but broken: its own error says what to fix
+            return runs[name]
         return f"unknown agent {name!r}; agents defined in evals/agents.toml: {', '.join(sorted(agents))}"
     unused = settings_unused([name], agents) if settings else None
     if unused:

@@ -1000,7 +1000,7 @@ def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
              for t in manifest.get("tasks", []) if t.get("status") in ("kept", "free")
              and (suite.tasks_dir / t["task"] / "task.json").is_file()]
     try:
-        agents = load_agents()
+        agents = load_agents(broken={})  # a broken table leaves its agent's results unjudged, not the others'
     except AgentError:
         agents = {}
     judge = the_tier.stale_judge(suite, agents)

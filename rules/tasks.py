@@ -473,14 +473,25 @@ def task_scenarios():
 
 
 
-def _agents() -> tuple[dict, str | None]:
-    """The agents of evals/agents.toml and None, or no agents and the error that stops loading them."""
+_WARNED: set[str] = set()
+
+
+def _agents() -> tuple[dict, str | None, dict]:
+    """The agents of evals/agents.toml that load, None (or no agents and the error that stops loading the
+    file), and the badly defined ones (name → their one-line error). A bad table stops only its own agent:
+    ``doit list`` and runs of the others go on, and each command says once on stderr which cannot run."""
     from rules.agents import load_agents
 
+    broken: dict = {}
     try:
-        return load_agents(), None
+        agents = load_agents(broken=broken)
     except ConfigError as exc:
-        return {}, str(exc)
+        return {}, str(exc), {}
+    for name, message in broken.items():
+        if name not in _WARNED:
+            _WARNED.add(name)
+            print(f"lab: agent {name!r} cannot run until its table is fixed: {message}", file=sys.stderr)
+    return agents, None, broken
 
 
 def _runs(tier: str, agents: dict) -> dict:
@@ -587,7 +598,7 @@ def task_agent_image():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules.sandbox import image_id_quick
 
-    agents, _ = _agents()
+    agents, _, _ = _agents()
     for name, agent in agents.items():
         yield {"name": name, **_agent_image_task(name, agent, None)}
     for env, base in _agent_bases().items():
@@ -628,7 +639,7 @@ def task_service_image():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     from rules import images
 
-    agents, _ = _agents()
+    agents, _, _ = _agents()
     base_image = lab_settings().base_image
     seen = set()
     for name, agent in agents.items():
@@ -702,8 +713,8 @@ def _eval_context(tier: str):
     """What the tier's ``eval_steps`` and ``report_run`` get from this command (``rules.tier.EvalContext``)."""
     from rules.tier import EvalContext
 
-    agents, problem = _agents()
-    runs = _runs(tier, agents) if not problem else {}
+    agents, problem, broken = _agents()
+    runs = {**_runs(tier, agents), **broken} if not problem else {}
     return EvalContext(
         suite=load_suite(tier), agents=agents, problem=problem, runs=runs, tasks=_published(tier), var=get_var,
         whole=_whole, backend=_backend, stamp=_definition_stamp,

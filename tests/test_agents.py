@@ -151,9 +151,9 @@ def test_doit_run_refuses_what_it_would_drop_without_a_word(tmp_path):
     assert res.code != 0 and "agent=: give the name of an agent" in out(res), out(res)
     agents = home / "evals" / "agents.toml"
     agents.write_text(agents.read_text() + '\n[broken]\nimage = "noop"\ncommand = ["true"]\ncontainer = "bogus"\n')
-    res = run_doit(home, "agent=noop", timeout=120)
-    assert res.code != 0 and "container" in out(res) and "agent=noop:" not in out(res), out(res)
-    assert not res.executed("eval:")
+    res = run_doit(home, "agent=noop", timeout=120)  # another agent's bad table is said, loudly, not dropped
+    warned = [x for x in res.stderr.splitlines() if x.startswith("lab: agent 'broken' cannot run")]
+    assert len(warned) == 1 and "container 'bogus' is not one of" in warned[0] and "agent=noop:" not in out(res), out(res)
 
 
 # ---- settings: what changes an agent's behaviour is part of its identity ----
@@ -289,3 +289,19 @@ def test_no_test_reads_the_users_own_agents_toml():
     readers = [p.name for p in sorted(here.glob("*.py")) if needle in p.read_text()]
     assert readers == [], f"these read the user's evals/agents.toml: {readers}"
     assert {"noop", "aider", "aider-local"} <= set(load_agents(AGENTS))
+
+
+def test_a_badly_defined_agent_stops_only_itself(tmp_path):
+    home = _home(tmp_path)
+    with open(home / "evals" / "agents.toml", "a") as f:
+        f.write('\n[tomo]\nimage = "noop"\ncommand = "not a list"\n')
+    listed = run_doit(home, "list", "--all", timeout=120)
+    lines = listed.stdout.splitlines()
+    assert listed.code == 0 and any(x.startswith("eval:noop ") for x in lines), listed.stdout[-2000:]
+    assert any(x.startswith("agent_image:aider ") for x in lines), "the other agents are still listed"
+    warned = [x for x in listed.stderr.splitlines() if x.startswith("lab: agent 'tomo' cannot run")]
+    assert len(warned) == 1 and "[tomo] command: must be a list of strings" in warned[0], listed.stderr
+    res = run_doit(home, "agent=tomo", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0 and "agent=tomo: " in said and "[tomo] command: must be a list of strings" in said, said
+    assert "unknown agent" not in said and not res.executed("eval:")

@@ -346,7 +346,7 @@ def test_write_report_swe_judges_finished_trials_with_swerun(tmp_path, monkeypat
                                        SYMPY_A: swe_result(SYMPY_A, "fail", [("a", True, "fail")], agents=("a",))})
     monkeypatch.setattr(config, "EVALS", tmp_path / "home" / "evals")
     defined = {"a": types.SimpleNamespace(command=["true"])}
-    monkeypatch.setattr(agents, "load_agents", lambda: defined)
+    monkeypatch.setattr(agents, "load_agents", lambda path=None, broken=None: defined)
     asked = []
 
     def stale(result, task_dir, agent_definitions):
