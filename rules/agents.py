@@ -44,7 +44,7 @@ PROMPT = f"{IN_DIR}/prompt.txt"
 OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
-FIELDS = ("image", "command", "env", "env_optional", "env_set", "network", "limits", "adapter", "usage", "build",
+FIELDS = ("image", "command", "env", "env_optional", "env_any", "env_set", "network", "limits", "adapter", "usage", "build",
           "settings", "errors", "service", "container", "gateway")
 # how a trial runs the agent's container: "trial" one container for all its tries (each try a command run in it),
 # "try" a fresh container for each try
@@ -93,8 +93,9 @@ class Agent:
 
     ``image`` names the Dockerfile template (a bare name: ``templates/images/agents/<name>.Dockerfile.j2``; a
     path with a ``/``: relative to the project root); ``command`` is the exec-form command with placeholders;
-    ``env`` / ``env_optional`` are names passed through from the caller's environment, ``env_set`` fixed
-    values; ``network`` a Docker network mode; ``limits`` the container's limits (``timeout``: seconds per
+    ``env`` / ``env_optional`` are names passed through from the caller's environment (``env``: each must be
+    set), ``env_any`` names of ``env_optional`` of which at least one must be set (a key or a base URL: an
+    agent that has neither would end every trial in a provider error), ``env_set`` fixed values; ``network`` a Docker network mode; ``limits`` the container's limits (``timeout``: seconds per
     try); ``usage`` the adapter (``rules.adapters``) that reads its tokens, cost and trajectory (or None); ``build``
     extra variables for the Dockerfile template; ``errors`` the adapter whose provider-error table reads its
     output (or None); the TOML's ``adapter = NAME`` sets both;
@@ -108,6 +109,7 @@ class Agent:
     env: tuple[str, ...] = ()
     env_optional: tuple[str, ...] = ()
     env_set: tuple[tuple[str, str], ...] = ()
+    env_any: tuple[str, ...] = ()  # not in definition(): what must be set changes nothing a trial does
     network: str = "none"
     limits: Limits = field(default_factory=Limits)
     usage: str | None = None
@@ -244,8 +246,12 @@ class Agent:
         return out
 
     def missing_env(self, environ: Mapping[str, str] = os.environ) -> list[str]:
-        """The required variables that are not set (or empty) in ``environ``."""
-        return [n for n in self.env if not environ.get(n)]
+        """The required variables that are not set (or empty) in ``environ``; ``env_any`` with none of its
+        names set is one entry, "one of A, B, C"."""
+        missing = [n for n in self.env if not environ.get(n)]
+        if self.env_any and not any(environ.get(n) for n in self.env_any):
+            missing.append("one of " + ", ".join(self.env_any))
+        return missing
 
     def environment(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
         """The container's environment: ``env_set``, then the passed-through variables from ``environ``, then
@@ -345,6 +351,11 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     if bad:
         raise AgentError(f"{at}: not environment variable names: {', '.join(bad)} (env lists names; values are "
                          "read from the shell that runs doit)")
+    env_any = _strings(raw.get("env_any", []), f"{at} env_any")
+    stray = [n for n in env_any if n not in env_optional]
+    if stray:
+        raise AgentError(f"{at}: env_any names {', '.join(stray)}, which env_optional does not list; list them in "
+                         "env_optional (the variables passed through) too")
     network = raw.get("network", "none")
     if network not in NETWORKS:
         raise AgentError(f"{at}: network {network!r} is not one of {', '.join(NETWORKS)}")
@@ -380,6 +391,7 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0 or limits.disk <= 0:
         raise AgentError(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
+                 env_any=env_any,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
                  usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
                  settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service,

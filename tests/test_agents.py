@@ -305,3 +305,24 @@ def test_a_badly_defined_agent_stops_only_itself(tmp_path):
     said = res.stdout + res.stderr
     assert res.code != 0 and "agent=tomo: " in said and "[tomo] command: must be a list of strings" in said, said
     assert "unknown agent" not in said and not res.executed("eval:")
+
+
+def test_an_agent_with_none_of_its_keys_or_base_urls_stops_before_its_first_trial(tmp_path, monkeypatch):
+    raw = {"image": "noop", "command": ["tomo"], "env_optional": ["TOMO_KEY", "TOMO_BASE"],
+           "env_any": ["TOMO_KEY", "TOMO_BASE"]}
+    agent = parse_agent("tomo", raw)
+    assert agent.missing_env({}) == ["one of TOMO_KEY, TOMO_BASE"]
+    assert agent.missing_env({"TOMO_BASE": "http://127.0.0.1:4000"}) == []
+    assert "env_any" not in agent.definition(), "what must be set changes no trial: results stay valid"
+    with pytest.raises(AgentError, match=r"env_any names TOMO_URL, which env_optional does not list"):
+        parse_agent("tomo", {**raw, "env_any": ["TOMO_URL"]})
+    home = _home(tmp_path)
+    with open(home / "evals" / "agents.toml", "a") as f:
+        f.write('\n[tomo]\nimage = "noop"\ncommand = ["true"]\nenv_optional = ["TOMO_KEY", "TOMO_BASE"]\n'
+                'env_any = ["TOMO_KEY", "TOMO_BASE"]\n')
+    monkeypatch.delenv("TOMO_KEY", raising=False)
+    monkeypatch.delenv("TOMO_BASE", raising=False)
+    res = run_doit(home, "agent=tomo", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0 and "needs the environment variable(s) one of TOMO_KEY, TOMO_BASE" in said, said
+    assert not res.executed("eval:")
