@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -326,3 +328,16 @@ def test_an_agent_with_none_of_its_keys_or_base_urls_stops_before_its_first_tria
     said = res.stdout + res.stderr
     assert res.code != 0 and "needs the environment variable(s) one of TOMO_KEY, TOMO_BASE" in said, said
     assert not res.executed("eval:")
+
+
+def test_opencode_config_is_valid_json_whatever_the_models_name(tmp_path):
+    import tomllib
+
+    shipped = tomllib.loads(PROJECT.joinpath("evals", "agents.toml").read_text())  # its opencode table alone
+    command = parse_agent("opencode", shipped["opencode"]).command[2]
+    config_part = command.split("\nexec ")[0]  # everything before the agent starts: it only writes the config
+    for model in ("gpt-4o", 'a"b\\c', "ollama/qwen2.5-coder:7b"):
+        env = {"HOME": str(tmp_path), "OPENCODE_MODEL": model, "PATH": os.environ["PATH"]}
+        subprocess.run(["sh", "-c", config_part], env=env, check=True, timeout=30)
+        config = json.loads((tmp_path / ".config" / "opencode" / "opencode.json").read_text())
+        assert list(config["provider"]["lab"]["models"]) == [model] and config["$schema"].startswith("https://")
