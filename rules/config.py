@@ -39,10 +39,10 @@ class Limits:
     def parse(cls, raw: dict, where: str) -> "Limits":
         """Build limits from a TOML table with keys ``cpus``, ``memory`` ("4g", "512m" or bytes), ``pids``,
         ``timeout`` (seconds), ``disk`` (like memory). Raises ConfigError naming ``where`` on a bad value."""
-        known = {"cpus", "memory", "pids", "timeout", "disk"}
-        unknown = set(raw) - known
+        known = ("cpus", "memory", "pids", "timeout", "disk")
+        unknown = sorted(set(raw) - set(known))
         if unknown:
-            raise ConfigError(f"{where}: unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
+            raise ConfigError(f"{where}: unknown limit(s) {_with_guesses(unknown, known)}; known: {', '.join(known)}")
         base = cls()
         kinds = {"cpus": (float, "a number of CPUs, e.g. 2 or 0.5"), "memory": (parse_bytes, 'bytes, e.g. "4g" or "512m"'),
                  "pids": (int, "a whole number of processes"), "timeout": (float, "seconds, e.g. 600"),
@@ -51,10 +51,22 @@ class Limits:
         for key, (kind, what) in kinds.items():
             value = raw.get(key, getattr(base, key))
             try:
+                if isinstance(value, bool):  # TOML's true would pass as 1
+                    raise TypeError("a yes/no value")
                 values[key] = kind(value)
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"{where}: {key} = {value!r} is not {what} ({exc})") from None
         return cls(**values)
+
+
+def _with_guesses(unknown: list[str], known) -> str:
+    """``unknown`` names, each with the known name it is likely a typo of: ``timout (timeout?)``."""
+    import difflib
+
+    def one(name: str) -> str:
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.7)
+        return f"{name} ({close[0]}?)" if close else name
+    return ", ".join(one(n) for n in unknown)
 
 
 def check_fields(raw: dict, known: tuple[str, ...], required: tuple[str, ...], where: str,
@@ -63,7 +75,7 @@ def check_fields(raw: dict, known: tuple[str, ...], required: tuple[str, ...], w
     raises ``error`` naming ``where``, the offending fields and the allowed ones."""
     unknown = sorted(set(raw) - set(known))
     if unknown:
-        raise error(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        raise error(f"{where}: unknown field(s) {_with_guesses(unknown, known)}; known: {', '.join(known)}")
     missing = [f for f in required if f not in raw]
     if missing:
         raise error(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(required)}")

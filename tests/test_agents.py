@@ -41,12 +41,14 @@ def test_command_placeholders_expand_files_as_arguments_or_quoted_list():
 
 @pytest.mark.parametrize("raw, message", [
     ({"command": ["x"]}, "missing field(s) image"),
-    ({"image": "noop", "command": ["x"], "netwrk": "none"}, "unknown field(s) netwrk; known: image, command"),
+    ({"image": "noop", "command": ["x"], "netwrk": "none"}, "unknown field(s) netwrk (network?); known: image, command"),
     ({"image": "noop", "command": "x"}, "command: must be a list of strings"),
     ({"image": "noop", "command": ["x"], "network": "wifi"}, "network 'wifi' is not one of none, bridge, host"),
     ({"image": "noop", "command": ["x"], "env": ["API KEY"]}, "not environment variable names: API KEY"),
     ({"image": "noop", "command": ["x"], "usage": "magic"}, "usage 'magic' is unknown; known: aider"),
-    ({"image": "noop", "command": ["x"], "limits": {"gpus": 1}}, "unknown limit(s) ['gpus']"),
+    ({"image": "noop", "command": ["x"], "limits": {"gpus": 1}}, "unknown limit(s) gpus (cpus?); known: cpus, memory"),
+    ({"image": "noop", "command": ["x"], "limits": {"timout": 5}}, "unknown limit(s) timout (timeout?); known:"),
+    ({"image": "noop", "command": ["x"], "limits": {"timeout": True}}, "timeout = True is not seconds"),
     ({"image": "noop", "command": ["x"], "limits": {"timeout": 0}}, "must be positive"),
     ({"image": "noop", "command": ["x"], "limits": {"timeout": "sixty"}}, "timeout = 'sixty' is not seconds"),
     ({"image": "noop", "command": ["x"], "limits": {"memory": "lots"}}, "memory = 'lots' is not bytes"),
