@@ -202,7 +202,12 @@ def parse_gateway(raw, upstream: Service | None, budget: Budget, where: str) -> 
         raise ServiceError(f"{where}: port must be a whole number from 1 to 65535 other than the service's, got {port!r}")
     if not isinstance(raw["model"], str) or not raw["model"]:
         raise ServiceError(f"{where}: model must be the service's model name, e.g. \"smollm2-135m\"")
-    return gateway_service(upstream, raw["model"], port, str(raw.get("litellm_version", LITELLM_VERSION)), budget)
+    version = raw.get("litellm_version", LITELLM_VERSION)
+    if not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+)*([a-z]+\d*)?(\.post\d+)?", version):
+        # a TOML number (1.80) would be read as 1.8: another release than the one meant
+        raise ServiceError(f"{where}: litellm_version must be a PyPI version in quotes, e.g. \"{LITELLM_VERSION}\", "
+                           f"got {version!r}")
+    return gateway_service(upstream, raw["model"], port, version, budget)
 
 
 def parse_budget(limits: dict, where: str) -> tuple[Budget, dict]:

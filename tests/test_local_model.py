@@ -93,6 +93,8 @@ def test_an_agent_without_a_service_keeps_its_definition_and_digest():
     ({"service": {"image": "llama", "command": ["serve"], "port": 80, "gpu": 1}}, "unknown field(s) gpu"),
     ({"service": {"image": "llama", "command": "serve", "port": 80}}, "command: must be a non-empty list"),
     ({"service": {"image": "llama", "command": ["s"], "port": 80, "limits": {"timeout": 0}}}, "must be positive"),
+    ({"gateway": {"model": "m", "litellm_version": 1.80}}, "litellm_version must be a PyPI version in quotes"),
+    ({"gateway": {"model": "m", "litellm_version": "latest"}}, "litellm_version must be a PyPI version in quotes"),
 ])
 def test_a_bad_service_names_the_agent_and_the_field(change, message):
     raw = {**local_table(), **change}
