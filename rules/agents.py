@@ -34,7 +34,7 @@ from typing import Iterable, Mapping
 
 from rules import adapters
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
-from rules.services import Budget, Service, parse_budget, parse_gateway, parse_service
+from rules.services import GATEWAY_PORT, Budget, Service, gateway_service, parse_budget, parse_gateway, parse_service
 
 AGENTS_FILE = EVALS / "agents.toml"
 DEFINITION_FORMAT = 1  # bump when the meaning of a definition's fields changes: every trial is redone
@@ -45,7 +45,7 @@ OUT_DIR = "/lab/out"
 USAGE_FILE = "usage.json"  # in OUT_DIR: {"tokens_sent": N, "tokens_received": N, "cost": USD}
 NETWORKS = ("none", "bridge", "host", "service")  # "service": the network namespace of the agent's service
 FIELDS = ("image", "command", "env", "env_optional", "env_any", "env_set", "network", "limits", "adapter", "usage", "build",
-          "settings", "errors", "service", "container", "gateway")
+          "settings", "errors", "service", "container", "gateway", "local")
 # how a trial runs the agent's container: "trial" one container for all its tries (each try a command run in it),
 # "try" a fresh container for each try
 CONTAINER_MODES = ("trial", "try")
@@ -87,6 +87,24 @@ def slug(value: str) -> str:
     return out[:80] or "-"
 
 
+LOCAL = "local"  # the model setting's value that runs an agent against lab's local model (README.md, model=local)
+LOCAL_FIELDS = ("env_set", "model", "served_by")
+LOCAL_SOURCE = "aider-local"  # the agent whose service is lab's local model, unless a [NAME.local] names another
+
+
+@dataclass(frozen=True)
+class Local:
+    """How an agent reaches lab's local model on a ``model=local`` run (its ``[NAME.local]`` table): the
+    variables that point it at lab's gateway (``env_set``: its base URL and key), the model name it asks for
+    (``model``; default: the name the local server gives its model) and ``served_by``, the agent whose
+    ``[service]`` runs the local model (its ``service``, attached when agents.toml is loaded)."""
+
+    env_set: tuple[tuple[str, str], ...]
+    model: str | None = None
+    served_by: str = LOCAL_SOURCE
+    service: Service | None = None
+
+
 @dataclass(frozen=True)
 class Agent:
     """One agent definition.
@@ -121,6 +139,8 @@ class Agent:
     container: str = "trial"  # one of CONTAINER_MODES
     gateway: Service | None = None  # lab's model gateway in the service's namespace (rules.services.parse_gateway)
     budget: Budget = Budget()  # per-try requests and tokens at the gateway ([NAME.limits] requests, tokens)
+    local: Local | None = None  # how model=local reaches lab's local model; not in definition(): see resolve()
+    served_model: str | None = None  # on a model=local run: the model name the agent is given (its model variable)
 
     def definition(self) -> dict:
         """The definition as plain JSON data (what the run's stamp file holds): env *names*, never env values;
@@ -160,7 +180,33 @@ class Agent:
             how = "; ".join(f"{s.name}: give {s.name}=VALUE on the command line or set {s.env}" for s in missing)
             raise AgentError(f"agent {self.name!r} needs a value for its setting(s) "
                              f"{', '.join(s.name for s in missing)} ({how})")
+        if ("model", LOCAL) in values:
+            return self._on_local(tuple(values))
         return replace(self, values=tuple(values))
+
+    def _on_local(self, values: tuple) -> "Agent":
+        """This agent on a ``model=local`` run: beside each trial lab's local model (the ``[service]`` of
+        ``local.served_by``) and lab's gateway in front of it, the agent in their network namespace (no outside
+        network), pointed at the gateway by ``local.env_set``, asking for ``local.model``. Its definition (and
+        digest, and run) is its own: the service and gateway are in it. Raises AgentError when the agent has no
+        ``[NAME.local]`` table or the local model is not defined."""
+        local = self.local
+        if local is None:
+            raise AgentError(f"agent {self.name!r} has no [{self.name}.local] table, so model=local cannot reach lab's "
+                             "local model: add one with the variables that point it at lab's gateway (README.md)")
+        if local.service is None:
+            raise AgentError(f"agent {self.name!r}: model=local runs lab's local model, the [service] of agent "
+                             f"{local.served_by!r}, which evals/agents.toml does not define")
+        if not local.service.model:
+            raise AgentError(f"agent {self.name!r}: model=local needs the name lab's local model is served under: "
+                             f"give [{local.served_by}.service] model = \"...\" (the name its server gives it)")
+        gateway = gateway_service(local.service, local.service.model, GATEWAY_PORT, budget=self.budget)
+        mine = dict(local.env_set)  # the gateway's URL and key: never a variable of the caller's shell over them
+        return replace(self, values=values, service=local.service, gateway=gateway, network="service",
+                       env_set=tuple(sorted({**dict(self.env_set), **mine}.items())), env_any=(),
+                       env=tuple(n for n in self.env if n not in mine),
+                       env_optional=tuple(n for n in self.env_optional if n not in mine),
+                       served_model=local.model or local.service.model)
 
     def with_values(self, values: Mapping[str, str]) -> "Agent":
         """This agent with the given settings' values (e.g. a run.json's ``settings``). Raises AgentError
@@ -270,6 +316,8 @@ class Agent:
         out.update({n: environ[n] for n in self.env + self.env_optional if environ.get(n)})
         env_of = {s.name: s.env for s in self.settings}
         out.update({env_of[name]: value for name, value in agent.values})
+        if agent.served_model and "model" in env_of:  # model=local: the name the gateway serves, not "local"
+            out[env_of["model"]] = agent.served_model
         return out
 
 
@@ -390,12 +438,41 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
                          "table (the budget is enforced there)")
     if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0 or limits.disk <= 0:
         raise AgentError(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
+    local = _local(raw["local"], f"{where} [{name}.local]") if "local" in raw else None
+    if local is not None and not any(s.name == "model" for s in _settings(raw.get("settings", {}), at,
+                                                                          env + env_optional)):
+        raise AgentError(f"{at}: a [{name}.local] table needs a model setting ([{name}.settings] model = ...): "
+                         "model=local selects it")
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_any=env_any,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
                  usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
                  settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service,
-                 container=container, gateway=gateway, budget=budget)
+                 container=container, gateway=gateway, budget=budget, local=local)
+
+
+def _local(raw, where: str) -> Local:
+    """The ``[NAME.local]`` table ``raw``. Raises AgentError naming the field."""
+    if not isinstance(raw, dict):
+        raise AgentError(f"{where}: must be a table with env_set (the variables that point the agent at lab's gateway)")
+    try:
+        check_fields(raw, LOCAL_FIELDS, ("env_set",), where, AgentError)
+    except ConfigError as exc:
+        raise AgentError(str(exc)) from None
+    for key in ("model", "served_by"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key]):
+            raise AgentError(f"{where}: {key} must be a non-empty string, got {raw[key]!r}")
+    return Local(env_set=_table(raw["env_set"], f"{where} env_set"), model=raw.get("model"),
+                 served_by=raw.get("served_by", LOCAL_SOURCE))
+
+
+def _attach_local(agents: dict) -> dict:
+    """``agents`` with each ``[NAME.local]`` given the service it runs on (that of its ``served_by`` agent)."""
+    out = dict(agents)
+    for name, agent in agents.items():
+        if agent.local is not None and agent.local.served_by in agents:
+            out[name] = replace(agent, local=replace(agent.local, service=agents[agent.local.served_by].service))
+    return out
 
 
 def load_agents(path: Path | None = None, broken: dict | None = None) -> dict[str, Agent]:
@@ -410,14 +487,14 @@ def load_agents(path: Path | None = None, broken: dict | None = None) -> dict[st
     except tomllib.TOMLDecodeError as exc:
         raise AgentError(f"{path}: not valid TOML: {exc}") from None
     if broken is None:
-        return {name: parse_agent(name, table, str(path)) for name, table in raw.items()}
+        return _attach_local({name: parse_agent(name, table, str(path)) for name, table in raw.items()})
     agents = {}
     for name, table in raw.items():
         try:
             agents[name] = parse_agent(name, table, str(path))
         except AgentError as exc:
             broken[name] = str(exc)
-    return agents
+    return _attach_local(agents)
 
 
 def get_agent(name: str | None, path: Path | None = None) -> Agent:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rules.config import ROOT, TEMPLATES, ConfigError, Limits, check_fields
 
-FIELDS = ("image", "command", "port", "ready", "build", "limits")
+FIELDS = ("image", "command", "port", "ready", "build", "limits", "model")
 REQUIRED = ("image", "command", "port")
 SERVICE_TEMPLATES = TEMPLATES / "images" / "services"
 PLACEHOLDER = re.compile(r"\{port\}")
@@ -45,7 +45,9 @@ class Service:
     ``port`` the TCP port it listens on at 127.0.0.1; ``ready`` the exec-form probe run in the service's
     container until it exits 0; ``build`` the template's variables; ``limits`` the container's CPUs, memory
     and processes, and in ``timeout`` the seconds the service may take to become ready. ``{port}`` in
-    ``command`` and ``ready`` is replaced by the port.
+    ``command`` and ``ready`` is replaced by the port. ``model``: the name the service's server gives the model
+    it serves, when it is one (what lab's gateway asks it for on a ``model=local`` run); no part of the
+    definition, as it changes nothing the service does.
     """
 
     image: str
@@ -54,6 +56,7 @@ class Service:
     ready: tuple[str, ...] = DEFAULT_READY
     build: tuple[tuple[str, str], ...] = ()
     limits: Limits = DEFAULT_LIMITS
+    model: str | None = None
 
     def definition(self) -> dict:
         """The definition as plain JSON data (part of the agent's definition and digest)."""
@@ -146,9 +149,12 @@ def parse_service(raw, where: str) -> Service:
         raise ServiceError(str(exc)) from None
     if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0:
         raise ServiceError(f"{where} limits: cpus, memory, pids and timeout (seconds to become ready) must be positive")
+    model = raw.get("model")
+    if model is not None and (not isinstance(model, str) or not model):
+        raise ServiceError(f"{where}: model must be the name its server gives its model, e.g. \"smollm2-135m\"")
     return Service(image=raw["image"], command=_strings(raw["command"], f"{where} command"), port=port,
                    ready=_strings(raw["ready"], f"{where} ready") if "ready" in raw else DEFAULT_READY,
-                   build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits)
+                   build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits, model=model)
 
 
 # ---- lab's model gateway: litellm's proxy beside a service (templates/images/services/gateway.Dockerfile.j2) ----

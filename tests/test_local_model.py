@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 import time
@@ -268,3 +269,63 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
           f"tokens per trial")
     assert res.code == 0, doit_failure(res)
     assert "aider-local" in (local_home / "evals" / "aider" / "report.md").read_text()  # then `run` reports
+
+
+# ---- model=local: any agent against lab's local model, behind lab's gateway (no Docker) ----
+
+TOMO_LOCAL = '''
+[tomo]
+image = "noop"
+command = ["tomo"]
+env_optional = ["TOMO_KEY", "TOMO_BASE"]
+env_any = ["TOMO_KEY", "TOMO_BASE"]
+network = "bridge"
+[tomo.settings]
+model = { env = "TOMO_MODEL" }
+[tomo.local]
+env_set = { TOMO_BASE = "http://127.0.0.1:4000/v1", TOMO_KEY = "sk-lab-gateway" }
+'''
+
+
+def _with_tomo(tmp_path: Path, extra: str = TOMO_LOCAL) -> Path:
+    path = tmp_path / "agents.toml"
+    path.write_text(AGENTS.read_text() + extra)
+    return path
+
+
+def test_model_local_runs_an_agent_beside_the_local_model_behind_the_gateway(tmp_path):
+    agents = load_agents(_with_tomo(tmp_path))
+    tomo, source = agents["tomo"], agents["aider-local"]
+    local = tomo.resolve({"model": "local"})
+    assert (local.run, local.label, local.network) == ("tomo.local", "tomo (local)", "service")
+    assert local.service == source.service and local.gateway is not None
+    gateway = " ".join(local.gateway.command)
+    assert f"--upstream http://127.0.0.1:{source.service.port}/v1 --model smollm2-135m" in gateway
+    # the gateway's URL and key, and the served model's name, whatever the caller's shell holds
+    env = local.environment({"TOMO_KEY": "a-real-key", "TOMO_BASE": "https://api.example.com", "TOMO_MODEL": "x"})
+    assert (env["TOMO_KEY"], env["TOMO_BASE"], env["TOMO_MODEL"]) == (
+        "sk-lab-gateway", "http://127.0.0.1:4000/v1", "smollm2-135m")
+    remote = tomo.resolve({"model": "gpt-4o"})
+    assert remote.network == "bridge" and remote.service is None and remote.gateway is None
+    assert local.digest != remote.digest and "local" not in tomo.definition()
+    assert local.definition()["service"] == source.service.definition()  # its results name the model they ran
+
+
+@pytest.mark.parametrize("extra, message", [
+    (TOMO_LOCAL.replace('[tomo.local]\nenv_set = { TOMO_BASE = "http://127.0.0.1:4000/v1", TOMO_KEY = '
+                        '"sk-lab-gateway" }\n', ""), "has no [tomo.local] table, so model=local cannot reach"),
+    (TOMO_LOCAL + 'served_by = "nobody"\n', "the [service] of agent 'nobody', which evals/agents.toml does not define"),
+])
+def test_model_local_without_a_way_to_the_local_model_says_what_to_add(tmp_path, extra, message):
+    tomo = load_agents(_with_tomo(tmp_path, extra))["tomo"]
+    with pytest.raises(AgentError, match=re.escape(message)):
+        tomo.resolve({"model": "local"})
+
+
+def test_a_local_table_needs_env_set_and_a_model_setting(tmp_path):
+    head, _, _ = TOMO_LOCAL.partition("[tomo.local]")
+    with pytest.raises(AgentError, match=r"\[tomo.local\]: missing field\(s\) env_set"):
+        load_agents(_with_tomo(tmp_path, head + '[tomo.local]\nmodel = "m"\n'))
+    no_setting = TOMO_LOCAL.replace('[tomo.settings]\nmodel = { env = "TOMO_MODEL" }\n', "")
+    with pytest.raises(AgentError, match=r"a \[tomo.local\] table needs a model setting"):
+        load_agents(_with_tomo(tmp_path, no_setting))
