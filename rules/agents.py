@@ -184,6 +184,15 @@ class Agent:
             return self._on_local(tuple(values))
         return replace(self, values=tuple(values))
 
+    def local_services(self) -> tuple[Service, ...]:
+        """The images a ``model=local`` run of this agent starts beside it (the local model, the gateway in
+        front of it); () when it has no ``[NAME.local]`` or the local model is not defined."""
+        try:
+            on = self._on_local(self.values)
+        except AgentError:
+            return ()
+        return (on.service, on.gateway)
+
     def _on_local(self, values: tuple) -> "Agent":
         """This agent on a ``model=local`` run: beside each trial lab's local model (the ``[service]`` of
         ``local.served_by``) and lab's gateway in front of it, the agent in their network namespace (no outside
@@ -245,6 +254,8 @@ class Agent:
     def service_images(self) -> list[str]:
         """The doit tasks that build the images its trials start beside it (its service, its gateway)."""
         return [f"service_image:{s.stamp_name}" for s in (self.service, self.gateway) if s is not None]
+
+
 
     @property
     def stamp_name(self) -> str:

@@ -617,7 +617,7 @@ def _build_service(agent_name: str, role: str, base_image: str) -> None:
     from rules.agents import get_agent
 
     try:
-        stamp = images.build_service(getattr(get_agent(agent_name), role), base_image)
+        stamp = images.build_service(dict(_services(get_agent(agent_name)))[role], base_image)
     except ConfigError as exc:
         return TaskFailed(str(exc))
     print(f"service image {stamp['image']} {stamp['id'][:19]} (built in {stamp['seconds']:.0f} s)")
@@ -625,9 +625,10 @@ def _build_service(agent_name: str, role: str, base_image: str) -> None:
 
 
 def _services(agent) -> tuple[tuple[str, object], ...]:
-    """The images an agent's trials start beside it: (``Agent`` attribute, ``Service``) for its service and
-    its gateway, where declared."""
-    return tuple((role, s) for role, s in (("service", agent.service), ("gateway", agent.gateway)) if s is not None)
+    """The images an agent's trials start beside it: (role, ``Service``) for its service and its gateway, where
+    declared, and for the local model and its gateway when it can run with ``model=local``."""
+    declared = tuple((role, s) for role, s in (("service", agent.service), ("gateway", agent.gateway)) if s is not None)
+    return declared + tuple(zip(("local-service", "local-gateway"), agent.local_services()))
 
 
 def task_service_image():

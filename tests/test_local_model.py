@@ -251,7 +251,9 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
     logs = {t: (runs / t / "agent-1.log").read_text()[-1500:] for t in TASKS if (runs / t / "agent-1.log").exists()}
     for task, r in results.items():
         assert r["status"] in ("pass", "fail"), (task, r.get("error"), logs.get(task))
-        assert r["usage"] and r["usage"]["tokens_sent"] > 0 and r["usage"]["tokens_received"] > 0, (task, logs.get(task))
+        # tokens sent by every trial; a reply may be empty (SmolLM2 sometimes ends at once: aider's "Empty
+        # response received"), which is the model's doing, not an error: received tokens are counted over the run
+        assert r["usage"] and r["usage"]["tokens_sent"] > 0, (task, logs.get(task))
         assert r["service"]["image"].startswith("lab/service-llama:")
         assert "Uvicorn running" in (runs / task / "service.log").read_text()
         first = r["tries"][0]  # aider's chat history, read by its adapter, is the try's trajectory
@@ -263,6 +265,7 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
             assert not [w for w in ("githubusercontent", "Failed to resolve", "NameResolutionError") if w in text], text
     assert lab_containers(**{"lab.agent": "aider-local"}) == []
     passed = sum(r["status"] == "pass" for r in results.values())
+    assert sum(r["usage"]["tokens_received"] or 0 for r in results.values()) > 0, logs
     tokens = sum(r["usage"]["tokens_sent"] + r["usage"]["tokens_received"] for r in results.values())
     print(f"\naider-local on {len(results)} fixture tasks: {passed} passed, {seconds:.0f} s in all, "
           f"{sum(r['seconds'] for r in results.values()) / len(results):.0f} s and {tokens / len(results):.0f} "
@@ -329,3 +332,24 @@ def test_a_local_table_needs_env_set_and_a_model_setting(tmp_path):
     no_setting = TOMO_LOCAL.replace('[tomo.settings]\nmodel = { env = "TOMO_MODEL" }\n', "")
     with pytest.raises(AgentError, match=r"a \[tomo.local\] table needs a model setting"):
         load_agents(_with_tomo(tmp_path, no_setting))
+
+
+@docker
+def test_model_local_runs_a_shipped_agent_against_the_local_model_with_tokens_counted_at_the_gateway(local_home):
+    """mini-swe-agent with model=local (its text-based config: the local server answers with text, not tool
+    calls) on one fixture task: a finished trial, never an error, with tokens counted by the gateway."""
+    from rules.agents import load_agents
+
+    agent = load_agents(local_home / "evals" / "agents.toml")["mini-swe-agent"]
+    run = agent.resolve({"model": "local", "config": "mini_textbased.yaml"}).run
+    res = run_doit(local_home, f"eval:{run}/python-hello", "model=local", "config=mini_textbased.yaml", "tries=1",
+                   timeout=1800)
+    path = local_home / "evals" / "aider" / "runs" / run / "python-hello" / "result.json"
+    assert path.is_file(), doit_failure(res)
+    r = json.loads(path.read_text())
+    log = (path.parent / "agent-1.log").read_text()[-2000:] if (path.parent / "agent-1.log").exists() else ""
+    assert r["status"] in ("pass", "fail", "timeout"), (r.get("error"), log)
+    gateway = r["tries"][0].get("gateway_usage") or {}
+    assert gateway.get("requests", 0) >= 1 and gateway.get("tokens_sent", 0) > 0, (gateway, log)
+    assert r["service"]["image"].startswith("lab/service-llama:"), r["service"]
+    assert lab_containers(**{"lab.agent": "mini-swe-agent"}) == []
