@@ -237,3 +237,12 @@ def test_the_host_matches_catchs_junit_ids_by_their_last_part():
     disarmed = dict(honest)
     disarmed[f"change.global::{manifest['fail'][3]}"] = "passed"  # one kind of assertion let through
     assert decide(disarmed, expected, canaries, 9)[0] == "tampered"
+
+
+def test_names_prints_the_manifests_names_one_a_line(tmp_path, capsys):
+    test, manifest = tmp_path / "change_test.cpp", tmp_path / "m.canaries"
+    test.write_text(TESTS)
+    cc.main([str(test), FAIL, OK, str(manifest)])
+    data = json.loads(manifest.read_text())
+    cc.main(["--names", str(manifest)])
+    assert capsys.readouterr().out.splitlines() == data["fail"] + data["pass"]

@@ -26,6 +26,9 @@ unterminated comment or literal, an unbalanced ``#if``, a ``TEST_CASE`` of anoth
 at its end, still named from the words of its test case names.
 
     python3 -I -m lab_grader.cpp_canaries TEST_FILE [TEST_FILE ...] CANARY_FAIL CANARY_PASS [MANIFEST]
+    python3 -I -m lab_grader.cpp_canaries --names MANIFEST
+
+The second prints the manifest's names, one a line (what check.sh leaves out of the readable summary).
 
 CANARY_FAIL and CANARY_PASS (fresh random tokens, rules/grade.py: canary_tokens) seed the draw; the first
 TEST_FILE is rewritten in place (the names of every one are avoided); MANIFEST (JSON: ``{"fail": [...], "pass":
@@ -567,7 +570,12 @@ def _names_in(text: str) -> list[str]:
 
 def main(argv: list[str]) -> None:
     """``TEST_FILE [TEST_FILE ...] CANARY_FAIL CANARY_PASS [MANIFEST]``: add the canaries to the first
-    TEST_FILE, name them in MANIFEST."""
+    TEST_FILE, name them in MANIFEST; ``--names MANIFEST``: print its names, one a line."""
+    if argv[:1] == ["--names"]:
+        with open(argv[1], encoding="utf-8") as f:
+            data = json.load(f)
+        print("\n".join(n for n in data["fail"] + data["pass"] if "\n" not in n))
+        return
     if len(argv) >= 4 and not re.search(r"\.(cpp|cc|cxx|hpp|h)$", argv[-1]):
         files, (fail, ok), manifest_path = argv[:-3], argv[-3:-1], argv[-1]
     else:
