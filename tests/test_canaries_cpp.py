@@ -162,14 +162,19 @@ def test_only_assertions_that_surely_run_with_a_computed_value_are_copied():
                                                        "no coins make zero change"}
 
 
-@pytest.mark.parametrize("literal", ['"Hello, World"', "'a'", "0", "-3", "7u", "2.5", "1e3", "true", '""', '" "'])
+@pytest.mark.parametrize("literal", ['"Hello, World"', "'a'", "0", "1", "-3", "7u", "255", "true", '""', '" "'])
 def test_a_changed_literal_is_of_its_kind_and_unequal_even_ignoring_case(literal):
     import random
     for seed in range(20):
         new = cc.mutate(random.Random(seed), literal, ["coin"])
         assert new != literal and new.lower() != literal.lower()
-        assert new[0] == literal[0] or literal[0] in "-0123456789t" and new[0] in "-0123456789f"
-    for odd in ("0x1f", "017", "1'000", "5_km"):
+        if literal[0] in "-0123456789":  # toward zero, never past it: in the range and sign of the other side
+            was, now = int(literal.rstrip("u")), int(new.rstrip("u"))
+            assert (0 <= now < was or was < now <= 0) if was else now == 1
+            assert new.endswith("u") == literal.endswith("u")
+        else:
+            assert new[0] == literal[0] or {literal, new} == {"true", "false"}
+    for odd in ("0x1f", "017", "1'000", "5_km", "2.5", "1e3", "12345678901"):
         with pytest.raises(ValueError):
             cc.mutate(random.Random(0), odd, [])
 

@@ -20,7 +20,7 @@ they are (a fresh ``[uuid]`` when they carry one). They are:
 A test case is copied only when the changed assertion surely runs whenever the original passes: the test case's
 body holds no branch, loop, jump, section, generator or preprocessor line, and the assertion is a statement of
 that body, ``REQUIRE(a == b)`` or ``CHECK(a == b)`` with a single ``==`` and one side a plain literal (a decimal
-number, ``true``/``false``, a plain character or string literal) and the other computed (a call, a name). The
+integer, ``true``/``false``, a plain character or string literal) and the other computed (a call, a name). The
 copy goes after its original (it may use what the file declares before it). A test file this cannot read (an
 unterminated comment or literal, an unbalanced ``#if``, a ``TEST_CASE`` of another form) gets the plain canaries
 at its end, still named from the words of its test case names.
@@ -360,8 +360,9 @@ def candidates(test: TestCase) -> list[tuple[Token, ...]]:
 
 def mutate(rnd: random.Random, text: str, words: list[str]) -> str:
     """The source of a literal of the same kind as the literal ``text`` that surely compares unequal to it
-    (for strings and characters: not even ignoring case or spaces), or raise ValueError when this knows none to
-    make (hexadecimal, octal or binary numbers, digit separators, odd suffixes)."""
+    (for strings and characters: not even ignoring case or spaces) and draws no warning the original did not,
+    or raise ValueError when this knows none to make (floating-point, hexadecimal, octal or binary numbers,
+    digit separators, odd suffixes, numbers of ten digits or more)."""
     if text in ("true", "false"):
         return "false" if text == "true" else "true"
     if text.startswith('"'):
@@ -379,21 +380,18 @@ def mutate(rnd: random.Random, text: str, words: list[str]) -> str:
         pool = sorted(set("aeiourstn0123456789") - {ch.lower()})
         new = rnd.choice(pool)
         return "'" + (new.upper() if ch.isupper() else new) + "'"
+    # Catch's assertion macros also compile the bare expression (an unevaluated use), so the tests' -Werror
+    # sees the changed comparison as written: a number moves toward zero, never past it, so that it stays in
+    # the range of the other side's type and of its sign (no -Wsign-compare, -Wtype-limits, -Wbool-compare the
+    # original did not have); 0 becomes 1 (true's value). Floating-point numbers are left alone (an honest
+    # comparison of them may have a tolerance).
     negative = text.startswith("-")
     digits = text.lstrip("-").strip()
-    m = re.fullmatch(r"(0|[1-9][0-9]*)([uU]?[lL]{0,2}|[lL]{1,2}[uU])", digits)
+    m = re.fullmatch(r"(0|[1-9][0-9]{0,8})([uU]?[lL]{0,2}|[lL]{1,2}[uU])", digits)
     if m:
-        value = int(m.group(1)) * (-1 if negative else 1)
-        steps = (1, 2, 3, 5, 7) if "u" in m.group(2).lower() else (1, 2, 3, 5, 7, -1, -2)
-        new = value + rnd.choice(steps)
-        if "u" in m.group(2).lower() and new < 0:
-            new = value + 1
-        return f"{new}{m.group(2)}"
-    m = re.fullmatch(r"((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)([fFlL]?)", digits)
-    if m:
-        value = float(m.group(1)) * (-1 if negative else 1)
-        new = value + rnd.choice((1, -1)) * max(1.5, abs(value))  # far beyond any tolerance an honest == has
-        return f"{new!r}{m.group(2)}" if "e" in repr(new) or "." in repr(new) else f"{new!r}.0{m.group(2)}"
+        size = int(m.group(1))
+        new = 1 if size == 0 else size - rnd.randint(1, min(size, 7))
+        return f"{'-' if negative and new else ''}{new}{m.group(2)}"
     raise ValueError(f"no mutation for {text!r}")
 
 
