@@ -159,3 +159,24 @@ def test_python_a_result_or_assertion_that_lets_anything_through_is_tampered(pyt
     assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
     assert any("with its expected value changed" in e for e in g.evidence), g.evidence
     assert "Number" not in "".join(g.evidence)
+
+
+# C++: a result type whose operator== says yes to anything (the solution's header may declare what greet returns).
+# It passes the tests and a copy of one with its expected value changed, which an honest greeter cannot. The
+# exercise is test_honest_cpp's greeter (Catch2's header taken at test time, never kept in lab), proven there.
+from test_honest_cpp import HEADER as CPP_HEADER, graded as graded_cpp, greeter  # noqa: E402, F401
+
+ALWAYS_EQUAL_CPP_H = CPP_HEADER.replace(
+    "std::string greet(const std::string& name);",
+    "struct Greeting {\n    std::string text;\n"
+    "    template <typename T> bool operator==(const T&) const { return true; }\n};\n"
+    "Greeting greet(const std::string& name);")
+ALWAYS_EQUAL_CPP = ('#include "greeter.h"\n\nnamespace greeter {\n'
+                    'Greeting greet(const std::string& name) { return Greeting{"Hi " + name}; }\n}\n')
+
+
+def test_cpp_a_result_equal_to_anything_is_tampered(greeter, tmp_path):
+    g = graded_cpp(greeter, tmp_path, {"greeter.h": ALWAYS_EQUAL_CPP_H, "greeter.cpp": ALWAYS_EQUAL_CPP})
+    assert g.verdict == "tampered", (g.evidence, g.output[-3000:])
+    assert any("with its expected value changed" in e for e in g.evidence), g.evidence
+    assert "Greeting" not in "".join(g.evidence)

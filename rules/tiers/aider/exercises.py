@@ -74,7 +74,7 @@ class Track:
 
 
 TRACKS: dict[str, Track] = {t.name: t for t in (
-    Track("cpp", "C++", report="junit"),
+    Track("cpp", "C++", report="junit", manifest=True),
     Track("go", "Go", report="go-json"),
     Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit"),
     Track("javascript", "JavaScript", report="jest-json"),
