@@ -5,7 +5,8 @@ and must end ``fail`` or ``tampered``, never ``pass``, with the reason named.
 - a runner file that is a symlink (a ``conftest.py`` link survives every ``find -type f`` cleanup);
 - file names that reach a command line or an argument file (a newline, a leading '-');
 - test sources writable by the tested code (probed: the graded process must not change, remove or rename them);
-- Go: an ``init()`` of the solution rewrites the tests' table of cases (the solution must build without them).
+- Go: an ``init()`` of the solution rewrites the tests' table of cases (the solution must build without them);
+  an ``init()`` that runs the test binary again and reports every failing test passed.
 """
 from __future__ import annotations
 
@@ -84,6 +85,12 @@ def go_task(tmp_path_factory, grader_image):
                          memory=2 * 1024**3, timeout=180)
 
 
+@pytest.fixture(scope="module")
+def go_subtests_task(tmp_path_factory, grader_image):
+    return prove_fixture(tmp_path_factory.mktemp("forge-go-subtests"), "go/subtests", grader_image,
+                         memory=2 * 1024**3, timeout=180)
+
+
 def test_a_conftest_that_is_a_symlink_is_removed_with_its_hook(python_task):
     g = graded(python_task, "conftest-link", {"hello.py": WRONG_PY, "helpers/hook.py": SWALLOW_HOOK},
                {"conftest.py": "helpers/hook.py"})
@@ -159,3 +166,45 @@ def test_python_a_result_or_assertion_that_lets_anything_through_is_tampered(pyt
     assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
     assert any("with its expected value changed" in e for e in g.evidence), g.evidence
     assert "Number" not in "".join(g.evidence)
+
+
+# A wrong solution whose init() runs the test binary again and hands on its output with every failure reported
+# passed: on Go's own terms, assertions that let every failure through (a Go result cannot equal two values).
+PASS_ALL_GO = textwrap.dedent('''\
+    package subtests
+
+    import (
+    \t"bytes"
+    \t"os"
+    \t"os/exec"
+    )
+
+    func init() {
+    \tif os.Getenv("FORGE_CHILD") != "" {
+    \t\treturn
+    \t}
+    \tcmd := exec.Command(os.Args[0], os.Args[1:]...)
+    \tcmd.Env = append(os.Environ(), "FORGE_CHILD=1")
+    \tcmd.Stderr = os.Stderr
+    \tout, _ := cmd.Output()
+    \tout = bytes.ReplaceAll(out, []byte("--- FAIL:"), []byte("--- PASS:"))
+    \tout = bytes.ReplaceAll(out, []byte("\\nFAIL\\n"), []byte("\\nPASS\\n"))
+    \tos.Stdout.Write(out)
+    \tos.Exit(0)
+    }
+
+    func Double(n int) int {
+    \treturn n * 3
+    }
+    ''')
+
+
+def test_go_assertions_that_let_every_failure_through_are_tampered(go_subtests_task):
+    g = graded(go_subtests_task, "pass-all", {"subtests.go": PASS_ALL_GO})
+    assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
+    assert any("with its expected value changed" in e for e in g.evidence), g.evidence
+
+
+def test_go_the_reference_passes_with_its_canaries_and_copies(go_subtests_task):
+    g = graded(go_subtests_task, "reference", {"subtests.go": (go_subtests_task.base / "answer" / "subtests.go").read_text()})
+    assert g.verdict == "pass", (g.evidence, g.output[-2000:])
