@@ -129,7 +129,8 @@ EXERCISES: dict[str, dict[str, str]] = {
         ".meta/config.json": _config(["subtests.go"], ["subtests_test.go"], [".meta/example.go"],
                                      invalidator=["go.mod"]),
         "go.mod": "module subtests\n\ngo 1.18\n",
-        "subtests.go": "package subtests\n\nfunc Double(n int) int {\n\tpanic(\"Please implement the Double function\")\n}\n",
+        "subtests.go": ("package subtests\n\nfunc Double(n int) int {\n\tpanic(\"Please implement the Double "
+                        "function\")\n}\n"),
         ".meta/example.go": "package subtests\n\nfunc Double(n int) int {\n\treturn n * 2\n}\n",
         "subtests_test.go": textwrap.dedent('''\
             package subtests

@@ -267,3 +267,10 @@ def test_a_right_solution_fails_every_copy_and_passes_its_originals(tmp_path, se
     forged = {t: "passed" for t in tests}
     verdict, evidence, _, _ = decide(forged, expected, canaries, 0)
     assert verdict == "tampered" and any("with its expected value changed" in e for e in evidence)
+
+
+def test_no_canary_takes_a_name_the_solution_uses():
+    manifest = written()[1]
+    used = "package change\n\nfunc " + manifest["fail"][0] + "() {}\nfunc " + manifest["pass"][0] + "() {}\n"
+    again = gc.with_canaries([CASES, TESTS], FAIL, OK, others=(used,))[1]
+    assert not {manifest["fail"][0], manifest["pass"][0]} & set(again["fail"] + again["pass"])

@@ -206,5 +206,6 @@ def test_go_assertions_that_let_every_failure_through_are_tampered(go_subtests_t
 
 
 def test_go_the_reference_passes_with_its_canaries_and_copies(go_subtests_task):
-    g = graded(go_subtests_task, "reference", {"subtests.go": (go_subtests_task.base / "answer" / "subtests.go").read_text()})
+    answer = (go_subtests_task.base / "answer" / "subtests.go").read_text()
+    g = graded(go_subtests_task, "reference", {"subtests.go": answer})
     assert g.verdict == "pass", (g.evidence, g.output[-2000:])

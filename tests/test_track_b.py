@@ -101,8 +101,8 @@ def test_go_canaries_are_written_into_the_tasks_test_files_and_named_in_the_mani
     call = 'python3 -I -m lab_grader.go_canaries cases_test.go leap_test.go "$canary_fail" "$canary_pass" "$manifest"'
     assert call in block
     (tmp_path / "cases_test.go").write_text("// a comment\npackage leap_test\n\nvar cases = []int{1}\n")
-    (tmp_path / "leap_test.go").write_text("package leap_test\n\nimport \"testing\"\n\n"
-                                           "func TestLeapYear(t *testing.T) {}\n\nfunc TestCenturyYear(t *testing.T) {}\n")
+    tests = "func TestLeapYear(t *testing.T) {}\n\nfunc TestCenturyYear(t *testing.T) {}\n"
+    (tmp_path / "leap_test.go").write_text('package leap_test\n\nimport "testing"\n\n' + tests)
     grader = Path(__file__).resolve().parents[1] / "templates" / "images" / "grader"
     # the image's python3 -I -m lab_grader...: here the module from the source tree, with the same arguments
     shim = ("python3() { shift 3; PYTHONDONTWRITEBYTECODE=1 command python3 -c 'import sys; sys.path.insert(0, "
@@ -116,7 +116,8 @@ def test_go_canaries_are_written_into_the_tasks_test_files_and_named_in_the_mani
     assert tests.startswith("package leap_test\n")
     for name in manifest["fail"] + manifest["pass"]:
         # the tests' words, and a few of the writer's own when they are this few (lab_grader/go_canaries.py)
-        assert re.fullmatch(r"Test(Leap|Century|Year|Value|Case|Result|Input|Empty|Single|Several)+", name) and f"func {name}(t *testing.T) {{" in tests
+        assert re.fullmatch(r"Test(Leap|Century|Year|Value|Case|Result|Input|Empty|Single|Several)+", name)
+        assert f"func {name}(t *testing.T) {{" in tests
     assert "k0123456789a" not in tests and "kba987654321" not in tests
     assert sorted(p.name for p in tmp_path.glob("*_test.go")) == ["cases_test.go", "leap_test.go"]
 

@@ -60,7 +60,8 @@ _TOKEN = re.compile(r"""
   | (?P<float>(?:\d[\d_]*\.[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?i?|\d[\d_]*[eE][+-]?\d+i?)
   | (?P<int>0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|\d[\d_]*)
   | (?P<ident>[^\W\d]\w*)
-  | (?P<op>\.\.\.|<<=|>>=|&\^=|&&|\|\||<-|\+\+|--|==|!=|<=|>=|:=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<|>>|&\^|[-+*/%&|^<>=!()\[\]{},;.:~])
+  | (?P<op>\.\.\.|<<=|>>=|&\^=|&&|\|\||<-|\+\+|--|==|!=|<=|>=|:=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<|>>|&\^
+           |[-+*/%&|^<>=!()\[\]{},;.:~])
 """, re.X | re.S)
 
 
@@ -538,13 +539,14 @@ _SYSTEM_SUFFIX = re.compile(r"_(aix|android|darwin|dragonfly|freebsd|hurd|illumo
                             r"mips64le|ppc64|ppc64le|riscv64|s390x|wasm)(_test)?\.go$")
 
 
-def with_canaries(sources: list[str], fail: str, ok: str,
-                  usable: list[bool] | None = None) -> tuple[list[str], dict, str | None]:
+def with_canaries(sources: list[str], fail: str, ok: str, usable: list[bool] | None = None,
+                  others: tuple[str, ...] = ()) -> tuple[list[str], dict, str | None]:
     """``sources`` (the task's test files') with the canaries added, the manifest naming them (``{"fail":
     [ids], "pass": [ids], "originals": {mutant: original}, "match": "id"}``), and the source of a test file of
     its own holding the plain canaries when no test file could take them (else None). Seeded by ``fail`` and
     ``ok``; never raises on an odd file (its tables are then left alone). ``usable``: per file, False when its
-    name says it is built for one system only (``_linux_test.go``): no canary goes there."""
+    name says it is built for one system only (``_linux_test.go``): no canary goes there. ``others``: the
+    sources of the package's other files (the solution's): no canary takes a name they use."""
     rnd = random.Random(f"{fail}:{ok}")
     all_toks: list[list[Tok] | None] = []
     for s, use in zip(sources, usable or [True] * len(sources)):
@@ -552,13 +554,14 @@ def with_canaries(sources: list[str], fail: str, ok: str,
             all_toks.append(tokens(s) if use and not constrained(s) else None)
         except Odd:
             all_toks.append(None)
-    taken = {m for s in sources for m in re.findall(r"[A-Za-z_]\w*", s)}
+    taken = {m for s in list(sources) + list(others) for m in re.findall(r"[A-Za-z_]\w*", s)}
     funcs = []
     for f, toks in enumerate(all_toks):
         try:
             funcs.append(functions(toks) if toks is not None else [])
-        except Odd:
+        except (Odd, IndexError, RecursionError):
             funcs.append([])
+            all_toks[f] = None
     test_names = [name for fs in funcs for name, *_ in fs if is_test_name(name)]
     descriptions: list[str] = []
     sequences = [words_of(n) for n in test_names]
@@ -573,7 +576,7 @@ def with_canaries(sources: list[str], fail: str, ok: str,
         edits[file].append((at, text))
         manifest["fail"].append(mutant)
         manifest["originals"][mutant] = original
-    tests = set(test_names)
+    tests = {n for n in test_names if len(n) > 4}  # (a function named Test alone is a part of every name)
     bad, good = fresh_test_name(rnd, sequences, taken, tests), fresh_test_name(rnd, sequences, taken, tests)
     n, m = rnd.randrange(2, 997), rnd.randrange(2, 997)
     style = rnd.choice(("got %d, want %d", "got: %d, want: %d", "= %d, want %d"))
@@ -585,16 +588,22 @@ def with_canaries(sources: list[str], fail: str, ok: str,
     for f, toks in enumerate(all_toks):
         if toks is None or not any(is_test_name(name) for name, *_ in funcs[f]):
             continue
-        if _imports_testing(toks):
-            home = f
-            break
+        try:
+            if _imports_testing(toks):
+                home = f
+                break
+        except (Odd, IndexError):
+            continue
     own = None
     if home is None:
         package = next((mm.group(1) for s in sources for mm in [re.search(r"^package\s+(\w+)", s, re.M)] if mm),
                        "main")
         own = f"package {package}\n\nimport \"testing\"\n\n" + "\n".join(blocks)
     else:
-        places = [all_toks[home][i].start for _, i, _, _ in funcs[home]] + [len(sources[home])]
+        # before a function (and its doc comment), never inside the token before it
+        places = [max(_above_comments(sources[home], all_toks[home][i].start), all_toks[home][i - 1].end if i else 0)
+                  for _, i, _, _ in funcs[home]]
+        places.append(len(sources[home]))
         for block in blocks:
             at = rnd.choice(places)
             text = block + "\n" if at < len(sources[home]) else "\n" + block
@@ -605,6 +614,17 @@ def with_canaries(sources: list[str], fail: str, ok: str,
             s = s[:at] + text + s[at:]
         out.append(s)
     return out, manifest, own
+
+
+def _above_comments(source: str, at: int) -> int:
+    """The start of the line ``at`` (a ``func``) is on, or of the comment lines right above it (its doc)."""
+    at = source.rfind("\n", 0, at) + 1
+    while at > 0:
+        before = source.rfind("\n", 0, at - 1) + 1
+        if not source[before:at].lstrip().startswith("//"):
+            break
+        at = before
+    return at
 
 
 def _imports_testing(toks: list[Tok]) -> bool:
@@ -699,13 +719,19 @@ def main(argv: list[str]) -> None:
         with open(p, encoding="utf-8", errors="surrogateescape") as f:
             sources.append(f.read())
     usable = [not _SYSTEM_SUFFIX.search(os.path.basename(p)) for p in paths]
-    out, manifest, own = with_canaries(sources, fail, ok, usable)
+    folder = os.path.dirname(paths[0]) if paths else "."
+    others = []
+    for name in sorted(os.listdir(folder or ".")):  # the solution's files: its names are not the canaries'
+        path = os.path.join(folder, name)
+        if name.endswith(".go") and path not in paths and os.path.isfile(path) and not os.path.islink(path):
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                others.append(f.read(1_000_000))
+    out, manifest, own = with_canaries(sources, fail, ok, usable, tuple(others))
     for p, before, after in zip(paths, sources, out):
         if after != before:
             with open(p, "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write(after)
     if own is not None:
-        folder = os.path.dirname(paths[0]) if paths else "."
         rnd = random.Random(f"{ok}:{fail}")
         names = set(os.listdir(folder or "."))
         words = [w.lower() for s in sources for w in re.findall(r"func Test([A-Z]\w*)", s)] or list(FALLBACK_WORDS)
