@@ -124,6 +124,40 @@ EXERCISES: dict[str, dict[str, str]] = {
             }
             '''),
     },
+    "go/subtests": {  # the tests' cases in a table run as subtests (t.Run), as most of the benchmark's Go exercises
+        **_docs("go subtests"),
+        ".meta/config.json": _config(["subtests.go"], ["subtests_test.go"], [".meta/example.go"],
+                                     invalidator=["go.mod"]),
+        "go.mod": "module subtests\n\ngo 1.18\n",
+        "subtests.go": ("package subtests\n\nfunc Double(n int) int {\n\tpanic(\"Please implement the Double "
+                        "function\")\n}\n"),
+        ".meta/example.go": "package subtests\n\nfunc Double(n int) int {\n\treturn n * 2\n}\n",
+        "subtests_test.go": textwrap.dedent('''\
+            package subtests
+
+            import "testing"
+
+            var testCases = []struct {
+            \tdescription string
+            \tinput       int
+            \texpected    int
+            }{
+            \t{description: "double one", input: 1, expected: 2},
+            \t{description: "double twenty", input: 20, expected: 40},
+            \t{description: "double zero", input: 0, expected: 0},
+            }
+
+            func TestDouble(t *testing.T) {
+            \tfor _, tc := range testCases {
+            \t\tt.Run(tc.description, func(t *testing.T) {
+            \t\t\tif got := Double(tc.input); got != tc.expected {
+            \t\t\t\tt.Fatalf("Double(%d) = %d, want %d", tc.input, got, tc.expected)
+            \t\t\t}
+            \t\t})
+            \t}
+            }
+            '''),
+    },
     "go/counter": {
         **_docs("go counter"),
         ".meta/config.json": _config(["counter.go"], ["counter_test.go"], [".meta/example.go"], invalidator=["go.mod"]),
@@ -207,7 +241,7 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *env_args, *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
-ON_REQUEST = {"go/table"}  # fixtures of one test module (test_forgeries), not of the default upstream
+ON_REQUEST = {"go/table", "go/subtests"}  # fixtures of one test module (test_forgeries), not of the default upstream
 
 
 def make_upstream(root: Path, only: list[str] | None = None) -> Path:

@@ -5,7 +5,8 @@ and must end ``fail`` or ``tampered``, never ``pass``, with the reason named.
 - a runner file that is a symlink (a ``conftest.py`` link survives every ``find -type f`` cleanup);
 - file names that reach a command line or an argument file (a newline, a leading '-');
 - test sources writable by the tested code (probed: the graded process must not change, remove or rename them);
-- Go: an ``init()`` of the solution rewrites the tests' table of cases (the solution must build without them).
+- Go: an ``init()`` of the solution rewrites the tests' table of cases (the solution must build without them);
+  an ``init()`` that runs the test binary again and reports every failing test passed.
 """
 from __future__ import annotations
 
@@ -81,6 +82,12 @@ def python_task(tmp_path_factory, grader_image):
 @pytest.fixture(scope="module")
 def go_task(tmp_path_factory, grader_image):
     return prove_fixture(tmp_path_factory.mktemp("forge-go"), "go/table", grader_image,
+                         memory=2 * 1024**3, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def go_subtests_task(tmp_path_factory, grader_image):
+    return prove_fixture(tmp_path_factory.mktemp("forge-go-subtests"), "go/subtests", grader_image,
                          memory=2 * 1024**3, timeout=180)
 
 
@@ -180,3 +187,45 @@ def test_cpp_a_result_equal_to_anything_is_tampered(greeter, tmp_path):
     assert g.verdict == "tampered", (g.evidence, g.output[-3000:])
     assert any("with its expected value changed" in e for e in g.evidence), g.evidence
     assert "Greeting" not in "".join(g.evidence)
+
+# A wrong solution whose init() runs the test binary again and hands on its output with every failure reported
+# passed: on Go's own terms, assertions that let every failure through (a Go result cannot equal two values).
+PASS_ALL_GO = textwrap.dedent('''\
+    package subtests
+
+    import (
+    \t"bytes"
+    \t"os"
+    \t"os/exec"
+    )
+
+    func init() {
+    \tif os.Getenv("FORGE_CHILD") != "" {
+    \t\treturn
+    \t}
+    \tcmd := exec.Command(os.Args[0], os.Args[1:]...)
+    \tcmd.Env = append(os.Environ(), "FORGE_CHILD=1")
+    \tcmd.Stderr = os.Stderr
+    \tout, _ := cmd.Output()
+    \tout = bytes.ReplaceAll(out, []byte("--- FAIL:"), []byte("--- PASS:"))
+    \tout = bytes.ReplaceAll(out, []byte("\\nFAIL\\n"), []byte("\\nPASS\\n"))
+    \tos.Stdout.Write(out)
+    \tos.Exit(0)
+    }
+
+    func Double(n int) int {
+    \treturn n * 3
+    }
+    ''')
+
+
+def test_go_assertions_that_let_every_failure_through_are_tampered(go_subtests_task):
+    g = graded(go_subtests_task, "pass-all", {"subtests.go": PASS_ALL_GO})
+    assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
+    assert any("with its expected value changed" in e for e in g.evidence), g.evidence
+
+
+def test_go_the_reference_passes_with_its_canaries_and_copies(go_subtests_task):
+    answer = (go_subtests_task.base / "answer" / "subtests.go").read_text()
+    g = graded(go_subtests_task, "reference", {"subtests.go": answer})
+    assert g.verdict == "pass", (g.evidence, g.output[-2000:])

@@ -82,7 +82,7 @@ FORGERIES = {
         }
         '''),
     # a process started by the solution waits for the test binary to end, then turns every failure of the report
-    # into a pass but the canaries' (their names have a shape: Test_k and 11 hex digits), so they still show an
+    # into a pass but those of canaries of the old shape (Test_k and 11 hex digits), as if they still showed an
     # honest run; it must find the report out of its reach
     "report-rewritten-sparing-the-canaries": go('\t"os"\n\t"os/exec"\n\t"strconv"\n\t"syscall"', '''\
         func init() {
@@ -150,7 +150,8 @@ def test_the_reference_passes_again_with_fresh_canaries(proven):
     base, *_ = proven
     g = grade_solution(proven, "reference", (base / "answer" / "hello.go").read_text())
     assert (g.verdict, g.ran, g.passed_tests) == ("pass", 3, 3), g.output[-2000:]
-    assert "Test_k" not in g.output, "canary lines are scrubbed"
+    # the reference fails the canaries alone (named like the tests: lab_grader/go_canaries.py), whose lines are scrubbed
+    assert "FAIL:" not in g.output and "want" not in g.output, "canary lines are scrubbed"
     assert read_json(base / "task" / "task.json")["report"] == "go-json"
 
 

@@ -95,17 +95,31 @@ def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path
                      r'go test -count=1 -json \. > "\$out/go-test.json" 2> /tmp/lab-go-test.err\n', check)
 
 
-def test_go_canaries_are_a_test_file_of_the_first_test_files_package(tmp_path):
+def test_go_canaries_are_written_into_the_tasks_test_files_and_named_in_the_manifest(tmp_path):
     check = _check(_go(tmp_path))
     block = check[check.index("# 3. The canaries"):check.index("\nchown -R")]
-    (tmp_path / "leap_test.go").write_text("// a comment\npackage leap_test\n\nimport \"testing\"\n")
-    env = {"canary_fail": "k0123456789a", "canary_pass": "kba987654321"}
-    script = "".join(f"{k}={v}\n" for k, v in env.items()) + block
+    call = 'python3 -I -m lab_grader.go_canaries cases_test.go leap_test.go "$canary_fail" "$canary_pass" "$manifest"'
+    assert call in block
+    (tmp_path / "cases_test.go").write_text("// a comment\npackage leap_test\n\nvar cases = []int{1}\n")
+    tests = "func TestLeapYear(t *testing.T) {}\n\nfunc TestCenturyYear(t *testing.T) {}\n"
+    (tmp_path / "leap_test.go").write_text('package leap_test\n\nimport "testing"\n\n' + tests)
+    grader = Path(__file__).resolve().parents[1] / "templates" / "images" / "grader"
+    # the image's python3 -I -m lab_grader...: here the module from the source tree, with the same arguments
+    shim = ("python3() { shift 3; PYTHONDONTWRITEBYTECODE=1 command python3 -c 'import sys; sys.path.insert(0, "
+            f'"{grader}"); from lab_grader import go_canaries as g; g.main(sys.argv[1:])\' "$@"; }}\n')
+    env = {"canary_fail": "k0123456789a", "canary_pass": "kba987654321", "manifest": str(tmp_path / "m.json")}
+    script = shim + "".join(f"{k}={v}\n" for k, v in env.items()) + block
     subprocess.run(["bash", "-c", script], cwd=tmp_path, check=True)
-    canary = (tmp_path / "kba987654321_test.go").read_text()
-    assert canary.startswith("package leap_test\n")
-    assert 'func Test_k0123456789a(t *testing.T) {\n\tt.Fatal("k0123456789a")\n}' in canary
-    assert "func Test_kba987654321(t *testing.T) {\n}" in canary
+    manifest = json.loads((tmp_path / "m.json").read_text())
+    assert manifest["match"] == "id" and len(manifest["fail"]) == 1 and len(manifest["pass"]) == 1
+    tests = (tmp_path / "leap_test.go").read_text()
+    assert tests.startswith("package leap_test\n")
+    for name in manifest["fail"] + manifest["pass"]:
+        # the tests' words, and a few of the writer's own when they are this few (lab_grader/go_canaries.py)
+        assert re.fullmatch(r"Test(Leap|Century|Year|Value|Case|Result|Input|Empty|Single|Several)+", name)
+        assert f"func {name}(t *testing.T) {{" in tests
+    assert "k0123456789a" not in tests and "kba987654321" not in tests
+    assert sorted(p.name for p in tmp_path.glob("*_test.go")) == ["cases_test.go", "leap_test.go"]
 
 
 def _go_events(*events: tuple) -> str:

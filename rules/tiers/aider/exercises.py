@@ -75,7 +75,7 @@ class Track:
 
 TRACKS: dict[str, Track] = {t.name: t for t in (
     Track("cpp", "C++", report="junit", manifest=True),
-    Track("go", "Go", report="go-json"),
+    Track("go", "Go", report="go-json", manifest=True),
     Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit"),
     Track("javascript", "JavaScript", report="jest-json"),
     Track("python", "Python", report="junit", manifest=True),
