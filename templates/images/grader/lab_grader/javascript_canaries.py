@@ -45,6 +45,7 @@ MATCHERS = ("toEqual", "toStrictEqual", "toBe")
 FALLBACK_WORDS = ("value", "case", "result", "input", "empty", "single", "several")
 KEYWORDS_BEFORE_REGEX = frozenset({"return", "typeof", "case", "do", "else", "in", "instanceof", "new", "delete",
                                    "void", "throw", "yield", "await", "of"})
+HOOKS = frozenset({"beforeEach", "afterEach", "beforeAll", "afterAll"})
 LITERAL_NAMES = frozenset({"true", "false", "null", "undefined", "NaN", "Infinity"})
 NUMBER = re.compile(r"(?:0[xXoObB][0-9a-fA-F_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?)n?")
 DECIMAL = re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -288,6 +289,7 @@ class Block:
     indent: str = ""
     end_place: int | None = None  # the line after its last test (a canary there follows a blank line)
     blocks: list["Block"] = field(default_factory=list)
+    hooked: bool = False  # a beforeEach/afterEach/beforeAll/afterAll of its own: stub code may fail every test
 
 
 def _matching(toks: list[Token], i: int) -> int:
@@ -372,6 +374,8 @@ def read_block(source: str, toks: list[Token], lines: list[str], lo: int, hi: in
                     block.end_place = None
             i = end + 1
             continue
+        if at_statement and t.kind == "name" and t.text in HOOKS:
+            block.hooked = True
         if t.kind == "punct" and t.text in ("(", "[", "{"):
             depth += 1
         elif t.kind == "punct" and t.text in (")", "]", "}"):
@@ -487,6 +491,14 @@ def _all_blocks(block: Block):
         yield from _all_blocks(inner)
 
 
+def _unhooked(block: Block):
+    """The blocks no hook runs for (its own or an outer block's): a test there runs no code but its own."""
+    if not block.hooked:
+        yield block
+        for inner in block.blocks:
+            yield from _unhooked(inner)
+
+
 def _full_name(path: list[str], title: str) -> str:
     return " ".join(path + [title])
 
@@ -558,8 +570,11 @@ def placed(source: str, fail: str, ok: str, test_file: str) -> tuple[str, dict]:
         at, after = rnd.choice(spots)
         inserts.append((at, rnd.random(), [""] + body if after else body + [""]))
 
+    # the passing canary never where a hook runs: a stub's failing beforeEach would fail it (an honest run then
+    # looks forged); where every block of tests has one, it goes at the file's end, top level
+    unhooked = [b for b in _unhooked(top) if b.path is not None and b.places]
     for kind, a, b in (("fail", n, n + 1), ("pass", m, m)):
-        block = rnd.choice(blocks)
+        block = rnd.choice(blocks if kind == "fail" else unhooked or [Block([], places=[len(lines)])])
         title = fresh_title(rnd, titles, source, taken)
         manifest[kind].append(f"{test_file} › {_full_name(block.path, title)}")
         manifest["shown"].append(title)
