@@ -136,8 +136,9 @@ def canaries_of(meta: dict, report_dir: Path, tokens: tuple[str, str] | None) ->
     asked for); the manifest check.sh wrote there (``MANIFEST``) when the task's task.json says its check.sh
     writes one (``"canaries": "manifest"``: only then is that file root's alone, never copied from the tester's
     output: ``{"fail": [names], "pass": [names], "originals": {copy: test}, "match": "leaf" or "id", "shown":
-    [what the runner prints of them]}``, "leaf" when left out, "shown" optional); else the two tokens. A manifest missing or malformed falls back to the tokens, which no test then
-    carries: the canaries are missing and the grading cannot pass."""
+    [what the runner prints of them]}``, "leaf" when left out, "shown" optional); else the two tokens. A
+    manifest missing or malformed falls back to the tokens, which no test then carries: the canaries are missing
+    and the grading cannot pass."""
     if tokens is None:
         return None
     if meta.get("canaries") == "manifest":

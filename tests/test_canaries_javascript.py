@@ -157,7 +157,8 @@ def test_canaries_are_named_from_the_tests_words_and_placed_among_them(tmp_path)
         assert name in ids, (name, sorted(ids))
         assert name.split(" › ", 1)[1].startswith("Change "), "inside the exercise's own describe"
     for original in manifest["originals"].values():
-        assert original in ids and original.split(" › ", 1)[1].replace("small coins ", "")[len("Change "):] in COPYABLE
+        title = original.split(" › ", 1)[1].replace("small coins ", "")[len("Change "):]
+        assert original in ids and title in COPYABLE
     lines = iter(text.splitlines())
     assert all(line in lines for line in TESTS.splitlines()), "the file's own lines all kept, in their order"
 

@@ -17,9 +17,11 @@ A test is copied only when the changed assertion surely runs whenever the origin
 ``expect(ACTUAL).toEqual(EXPECTED);`` (``toBe``, ``toStrictEqual``) that is a statement of the test's own block
 body, with no ``return`` before it and ``ACTUAL`` computed (a name or a call; never a literal), and
 ``EXPECTED`` a literal (a number, a string, a boolean or an array of them) or a ``const`` bound to one in that
-body and used nowhere else. The file is read with a small tokenizer, not a JavaScript parser: a file it cannot
-read (or a block whose title is not a plain string) gets its plain canaries at its end, top level, still named
-from its tests' words, and no mutants.
+body and used nowhere else. The passing canary never goes into a block a hook (``beforeEach``, ...) runs for, its
+own or an outer one's: a stub's failing hook would fail it (it then goes at the file's end, top level). The file
+is read with a small tokenizer, not a JavaScript parser; a block whose titles are not all plain strings takes no
+canary; a file it cannot read, or with no block that takes one, gets its plain canaries at its end, top level,
+still named from the words of what look like its test titles, and no mutants.
 
     python3 -I -m lab_grader.javascript_canaries TEST_FILE CANARY_FAIL CANARY_PASS [MANIFEST]
 
