@@ -86,12 +86,15 @@ class Canaries:
     expected value changed → that test's name). ``match`` says how a name finds its ids in a report:
     ``"tokens"`` (the two ``canary_tokens``: anywhere in an id, case-insensitively), ``"leaf"`` (a manifest's
     test method names: the ids whose last ``::`` part it is, as JUnit ids end) or ``"id"`` (a manifest's
-    complete test ids, as ``rules.reports`` writes them). With ``"id"``, ``originals`` maps ids to ids."""
+    complete test ids, as ``rules.reports`` writes them). With ``"id"``, ``originals`` maps ids to ids.
+    ``shown``: what the runner prints of them where its output names a test by less than its id (jest: the
+    title alone, ``✕ <title>``, ``● <describe> › <title>``), scrubbed from the output as the names are."""
 
     fail: tuple[str, ...]
     passing: tuple[str, ...]
     originals: dict = field(default_factory=dict)
     match: str = "tokens"
+    shown: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -103,6 +106,10 @@ class Canaries:
 
     def names(self) -> list[str]:
         return list(self.fail) + list(self.passing)
+
+    def printed(self) -> list[str]:
+        """What an output line naming one of these canaries holds: its name, or what ``shown`` says."""
+        return self.names() + list(self.shown)
 
     def matches(self, name: str, test_id: str) -> bool:
         if self.match == "id":
@@ -128,9 +135,10 @@ def canaries_of(meta: dict, report_dir: Path, tokens: tuple[str, str] | None) ->
     """The canaries of the grading whose report is in ``report_dir``: None without ``tokens`` (no canaries
     asked for); the manifest check.sh wrote there (``MANIFEST``) when the task's task.json says its check.sh
     writes one (``"canaries": "manifest"``: only then is that file root's alone, never copied from the tester's
-    output: ``{"fail": [names], "pass": [names], "originals": {copy: test}, "match": "leaf" or "id"}``, "leaf"
-    when left out); else the two tokens. A manifest missing or malformed falls back to the tokens, which no test then
-    carries: the canaries are missing and the grading cannot pass."""
+    output: ``{"fail": [names], "pass": [names], "originals": {copy: test}, "match": "leaf" or "id", "shown":
+    [what the runner prints of them]}``, "leaf" when left out, "shown" optional); else the two tokens. A
+    manifest missing or malformed falls back to the tokens, which no test then carries: the canaries are missing
+    and the grading cannot pass."""
     if tokens is None:
         return None
     if meta.get("canaries") == "manifest":
@@ -138,11 +146,12 @@ def canaries_of(meta: dict, report_dir: Path, tokens: tuple[str, str] | None) ->
         if isinstance(data, dict):
             fail, ok, orig = data.get("fail"), data.get("pass"), data.get("originals") or {}
             names = (fail or []) + (ok or []) if isinstance(fail, list) and isinstance(ok, list) else []
-            match = data.get("match", "leaf")
+            match, shown = data.get("match", "leaf"), data.get("shown") or []
             if (fail and ok and all(isinstance(n, str) and n for n in names) and isinstance(orig, dict)
                     and all(isinstance(k, str) and isinstance(v, str) and k in fail for k, v in orig.items())
-                    and match in ("leaf", "id")):
-                return Canaries(tuple(fail), tuple(ok), dict(orig), match)
+                    and match in ("leaf", "id")
+                    and isinstance(shown, list) and all(isinstance(t, str) and t for t in shown)):
+                return Canaries(tuple(fail), tuple(ok), dict(orig), match, tuple(shown))
     return Canaries.of_tokens(tokens)
 
 
@@ -285,7 +294,7 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
                     and not (canaries and canaries.owns(i)))
     return Grade(passed=verdict == "pass", ran=ran, passed_tests=ok, failed_tests=ran - ok,
                  exit_code=exit_code, timed_out=timed_out, seconds=round(seconds, 3),
-                 output=reports.scrub(output, canaries.names() if canaries else []) + summary + "\n",
+                 output=reports.scrub(output, canaries.printed() if canaries else []) + summary + "\n",
                  oom_killed=oom_killed, verdict=verdict, evidence=evidence, tests=tested,
                  runner_exit=runner_exit)
 

@@ -364,13 +364,16 @@ def parse(fmt: str, report_dir: Path, meta: dict | None = None) -> Parsed:
         return Parsed(notes=[f"the {fmt} report could not be read: {exc.__class__.__name__}: {exc}"[:300]])
 
 
-SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*)\s*$")  # pytest's headings: a test's failure section, a summary
+# headings: pytest's (a test's failure section, a summary) and jest's (a test's failure section, ``● A › b``; a
+# test file's results, ``FAIL ./x.spec.js``; the totals, ``Test Suites: ...``)
+SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*|  ● .*|(PASS|FAIL) \S.*|Test Suites: .*)\s*$")
 
 
 def scrub(text: str, tokens: list[str]) -> str:
     """``text`` without the lines that mention any of ``tokens`` (the canaries' names), case-insensitively,
-    and without the whole failure section a canary's heading opens (pytest's ``____ Class.name ____`` up to
-    the next heading: a copied test's source and its changed expected value included): the test output an
+    and without the whole failure section a canary's heading opens (pytest's ``____ Class.name ____``, jest's
+    ``● describe › title``, up to the next heading: a copied test's source and its changed expected value
+    included): the test output an
     agent sees on its next try never shows lab's canary tests."""
     tokens = [t for t in tokens if t]
     if not tokens:

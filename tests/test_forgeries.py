@@ -229,3 +229,27 @@ def test_go_the_reference_passes_with_its_canaries_and_copies(go_subtests_task):
     answer = (go_subtests_task.base / "answer" / "subtests.go").read_text()
     g = graded(go_subtests_task, "reference", {"subtests.go": answer})
     assert g.verdict == "pass", (g.evidence, g.output[-2000:])
+
+@pytest.fixture(scope="module")
+def javascript_task(tmp_path_factory, grader_image):
+    return prove_fixture(tmp_path_factory.mktemp("forge-javascript"), "javascript/hello", grader_image,
+                         memory=1024**3, timeout=180)
+
+
+# A result that jest's toEqual finds equal to anything (an asymmetric matcher: only the copies of the tests with
+# a changed expected value can tell); toEqual itself replaced from the solution with one that always says yes.
+ALWAYS_EQUAL_JS = "export const double = (n) => ({ asymmetricMatch: () => true });\n"
+PATCHED_MATCHER_JS = textwrap.dedent('''\
+    expect.extend({ toEqual: () => ({ pass: true, message: () => '' }) });
+
+    export const double = (n) => n * 3;
+    ''')
+
+
+@pytest.mark.parametrize("name,solution", [("always-equal", ALWAYS_EQUAL_JS),
+                                           ("patched-matcher", PATCHED_MATCHER_JS)])
+def test_javascript_a_result_or_matcher_that_lets_anything_through_is_tampered(javascript_task, name, solution):
+    g = graded(javascript_task, name, {"hello.js": solution})
+    assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
+    assert any("with its expected value changed" in e for e in g.evidence), g.evidence
+    assert "✕" not in g.output and "●" not in g.output, "no line about a canary is shown"
