@@ -119,6 +119,13 @@ class Canaries:
             return original
         return test_id.rsplit("::", 1)[0] + "::" + original
 
+    def shown(self) -> list[str]:
+        """What the test output shows of these canaries, for scrubbing it: their names, and with ``"id"`` the
+        last ``::`` part of each id too (libtest prints ``<mod path>::<fn>`` without the target; a fresh
+        name is a part of no other name of the file, so no line about a real test goes with it)."""
+        names = self.names()
+        return names + [n.rsplit("::", 1)[-1] for n in names if self.match == "id" and "::" in n]
+
     def owns(self, test_id: str) -> bool:
         """Whether ``test_id`` is one of these canaries."""
         return any(self.matches(n, test_id) for n in self.names())
@@ -285,7 +292,7 @@ def _graded(meta: dict, report_dir: Path, *, want, tokens, limits: Limits, exit_
                     and not (canaries and canaries.owns(i)))
     return Grade(passed=verdict == "pass", ran=ran, passed_tests=ok, failed_tests=ran - ok,
                  exit_code=exit_code, timed_out=timed_out, seconds=round(seconds, 3),
-                 output=reports.scrub(output, canaries.names() if canaries else []) + summary + "\n",
+                 output=reports.scrub(output, canaries.shown() if canaries else []) + summary + "\n",
                  oom_killed=oom_killed, verdict=verdict, evidence=evidence, tests=tested,
                  runner_exit=runner_exit)
 
