@@ -421,8 +421,9 @@ def changed(rnd: random.Random, toks: list[Tok], lit: tuple[int, int], words: li
         return t.text[:head] + content + word + '"'
     at = rnd.choice(spots)
     old = content[at]
-    pool = sorted(set(c for c in content if c.isascii() and c.isalnum()) | set("aeiourstn") - {old.lower(), old.upper()})
-    pool = [c for c in pool if c.lower() != old.lower()]
+    # another letter (in neither case) or digit: unequal even to a comparison that ignores case
+    pool = sorted(c for c in set(content) | set("aeiourstn")
+                  if c.isascii() and c.isalnum() and c.lower() != old.lower())
     return t.text[:head] + content[:at] + rnd.choice(pool) + content[at + 1:] + '"'
 
 
@@ -513,7 +514,7 @@ def with_canaries(source: str, target: str, fail: str, ok: str) -> tuple[str, di
             lo, hi = toks[lit[0]].start, toks[lit[1] - 1].end
             nat = toks[t.name_at]
             copy = (source[a:nat.start] + name + source[nat.end:lo] + text + source[hi:b])
-            at, ind, end = place(scope)
+            at, _, end = place(scope)
             text = _indent(source, a) + copy + "\n"
             inserts.append((at, rnd.random(), "\n" + text if end else text + "\n"))
             manifest["fail"].append(ident(t.path, name))
