@@ -108,8 +108,11 @@ class Canaries:
         return list(self.fail) + list(self.passing)
 
     def printed(self) -> list[str]:
-        """What an output line naming one of these canaries holds: its name, or what ``shown`` says."""
-        return self.names() + list(self.shown)
+        """What the test output shows of these canaries, for scrubbing it: their names, what ``shown`` says,
+        and with ``"id"`` the last ``::`` part of each id too (libtest prints ``<mod path>::<fn>`` without the
+        target; a fresh name is a part of no other name of the file, so no line about a real test goes with it)."""
+        names = self.names()
+        return names + list(self.shown) + [n.rsplit("::", 1)[-1] for n in names if self.match == "id" and "::" in n]
 
     def matches(self, name: str, test_id: str) -> bool:
         if self.match == "id":

@@ -253,3 +253,33 @@ def test_javascript_a_result_or_matcher_that_lets_anything_through_is_tampered(j
     assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
     assert any("with its expected value changed" in e for e in g.evidence), g.evidence
     assert "✕" not in g.output and "●" not in g.output, "no line about a canary is shown"
+
+@pytest.fixture(scope="module")
+def rust_task(tmp_path_factory, grader_image):
+    return prove_fixture(tmp_path_factory.mktemp("forge-rust"), "rust/hello", grader_image,
+                         memory=2 * 1024**3, timeout=300)
+
+
+# A result whose PartialEq says yes to any number: it passes the tests and their copies with a changed expected
+# value (lab's Rust canaries, templates/images/grader/lab_grader/rust_canaries.py), which an honest solution cannot.
+ALWAYS_EQUAL_RS = textwrap.dedent('''\
+    #[derive(Debug)]
+    pub struct Number;
+
+    impl PartialEq<i64> for Number {
+        fn eq(&self, _other: &i64) -> bool {
+            true
+        }
+    }
+
+    pub fn double(_n: i64) -> Number {
+        Number
+    }
+    ''')
+
+
+def test_rust_a_result_equal_to_anything_is_tampered(rust_task):
+    g = graded(rust_task, "always-equal", {"src/lib.rs": ALWAYS_EQUAL_RS})
+    assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
+    assert any("with its expected value changed" in e for e in g.evidence), g.evidence
+    assert "Number" not in "".join(g.evidence)

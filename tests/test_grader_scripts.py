@@ -150,7 +150,7 @@ def test_libtest_summary_accounts_for_each_test_but_the_canaries():
     assert out.getvalue() == (
         "test greets ... ok\n"
         "test counts ... failed\n"
-        "thread 'counts' panicked at tests/deps.rs:9:5:\nassertion `left == right` failed\n\n"
+        "counts | thread 'counts' panicked at tests/deps.rs:9:5:\ncounts | assertion `left == right` failed\n"
         "test quiet ... failed\n"
         "test slow ... ignored\n"
         "note: a line of the program's own\n"
@@ -161,12 +161,24 @@ def test_libtest_summary_caps_a_failed_tests_output_and_shows_an_unwritable_even
     big = {"type": "test", "name": "big", "event": "failed", "stdout": "x" * 50_000}
     odd = '{"type": "test", "name": "odd\\ud800", "event": "ok"}\n'
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n")
-    grader_module("libtest_summary").account([json.dumps(big) + "\n", odd], [], out)
+    grader_module("libtest_summary").account([json.dumps(big) + "\n", odd], ["canary"], out)
     out.flush()
     text = out.buffer.getvalue().decode()
-    assert text.startswith("test big ... failed\n" + "x" * 20_000 + "\n" + odd)
+    assert text.startswith("test big ... failed\nbig | " + "x" * 20_000 + "\n" + odd)
     # the odd test was counted before its line could not be written
     assert text.endswith("test result: 1 passed; 1 failed; 0 ignored\n")
+
+
+def test_libtest_summary_without_canaries_names_no_counts_and_a_canarys_section_can_be_scrubbed():
+    from rules.reports import scrub
+
+    lines = [json.dumps(e) + "\n" for e in LIBTEST]
+    out = io.StringIO()
+    grader_module("libtest_summary").account(lines, [], out)
+    assert "test result:" not in out.getvalue()
+    left = scrub(out.getvalue(), ["k0123456789a", "kba987654321"])
+    assert "canary" not in left and left.endswith("test slow ... ignored\n")
+    assert "thread 'counts' panicked" in left
 
 
 # ---- C++: macro_guard, catch_summary ----

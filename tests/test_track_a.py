@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from rules.tiers.aider import exercises as aider
@@ -91,15 +93,22 @@ def test_rust_check_runs_every_test_file_with_ignored_and_feature_gated_tests(tm
 
 
 def test_rust_canaries_go_into_the_first_test_target(tmp_path):
+    # the writer itself (lab_grader/rust_canaries.py) is tested by import in tests/test_canaries_rust.py
     text = check_sh(aider.render(rust_deps(tmp_path)))
     block = text[text.index("# 3. The canaries"):text.index("\nchown -R")]
+    assert ('\npython3 -I -m lab_grader.rust_canaries tests/deps.rs "$canary_fail" "$canary_pass" "$manifest" '
+            '</dev/null\n') in block
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests/deps.rs").write_text("#[test]\nfn t() {}\n")
-    subprocess.run(["bash", "-c", "canary_fail=k0123456789a canary_pass=kba987654321\n" + block], cwd=tmp_path,
-                   check=True)
-    assert (tmp_path / "tests/deps.rs").read_text() == (
-        '#[test]\nfn t() {}\n\n#[test]\nfn k0123456789a() {\n'
-        '    assert_eq!("k0123456789a", "k0123456789a ", "k0123456789a");\n}\n\n#[test]\nfn kba987654321() {}\n')
+    (tmp_path / "tests/deps.rs").write_text("#[test]\nfn plain_case() {}\n")
+    grader = Path(__file__).resolve().parents[1] / "templates" / "images" / "grader"
+    block = block.replace("python3 -I -m", f"{sys.executable} -m")
+    subprocess.run(["bash", "-c", "canary_fail=k0123456789a canary_pass=kba987654321 manifest=canaries.json\n"
+                    + block], cwd=tmp_path, check=True, env={**os.environ, "PYTHONPATH": str(grader)})
+    manifest = json.loads((tmp_path / "canaries.json").read_text())
+    written = (tmp_path / "tests/deps.rs").read_text()
+    assert "#[test]\nfn plain_case() {}\n" in written and "k0123456789a" not in written
+    for test_id in manifest["fail"] + manifest["pass"]:
+        assert test_id.startswith("deps::") and f"fn {test_id[6:]}() {{\n    assert_eq!(" in written
 
 
 def test_rust_check_merges_cargo_toml_as_root_and_refuses_an_invalid_one(tmp_path):

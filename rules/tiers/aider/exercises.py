@@ -79,7 +79,8 @@ TRACKS: dict[str, Track] = {t.name: t for t in (
     Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit"),
     Track("javascript", "JavaScript", report="jest-json", manifest=True),
     Track("python", "Python", report="junit", manifest=True),
-    Track("rust", "Rust", overrides=((".meta/Cargo-example.toml", "Cargo.toml"),), report="libtest-json"),
+    Track("rust", "Rust", overrides=((".meta/Cargo-example.toml", "Cargo.toml"),), report="libtest-json",
+          manifest=True),
 )}
 
 
