@@ -203,6 +203,9 @@ def test_main_writes_the_copies_the_canaries_class_and_a_private_manifest(tmp_pa
     assert all(f"void {n[:-2]}()" in (tests / "ChangeCalculatorTest.java").read_text()
                for n in manifest["originals"])
     assert (tests / "Extension.java").read_text() == "public class Extension {}\n"
+    names = tmp_path / "manifest.names"  # what check.sh drops the launcher's lines by
+    assert os.stat(names).st_mode & 0o777 == 0o600
+    assert names.read_text().split() == [n[:-2] for n in manifest["fail"] + manifest["pass"]] + [extra[:-5]]
 
 
 def test_the_host_matches_the_leaf_names_to_junit_ids():

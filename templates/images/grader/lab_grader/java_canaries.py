@@ -26,9 +26,9 @@ keeps the literal's type and range (a string's letter or digit swapped for anoth
 a boolean flipped), so the copy compiles wherever the test does.
 
 A canary's failure is an AssertionError without a stack trace, every line of its message starting with the
-canary's name (``testEncodeAll()``): the host takes every line naming a canary out of the output an agent may
-see (rules/reports.py: scrub), and so no line of the launcher's about a canary stays there (a mutant's whole
-body is wrapped so).
+canary's name (``testEncodeAll()``; a mutant's whole body is wrapped so), and ``MANIFEST.names`` lists the
+canaries' method names and their class: check.sh drops every line of the launcher's naming one of them, and
+the host every line naming a canary (rules/reports.py: scrub), so none stays in the output an agent may see.
 
     python3 -I -m lab_grader.java_canaries TEST_FILE... CANARY_FAIL CANARY_PASS MANIFEST
 
@@ -36,7 +36,8 @@ TEST_FILEs are the task's test sources (paths under src/test/java); mutants are 
 the canaries' class into a new file beside the first one that holds a test class. CANARY_FAIL and CANARY_PASS
 (fresh random tokens, rules/grade.py: canary_tokens) seed the draw and appear in no file. MANIFEST (JSON:
 ``{"fail": [...], "pass": [...], "originals": {mutant: test}, "match": "leaf"}``, names as JUnit's reports end
-their ids: ``testEncodeAll()``; rules/grade.py: canaries_of) is written mode 600, never through a symlink.
+their ids: ``testEncodeAll()``; rules/grade.py: canaries_of) and MANIFEST.names are written mode 600, never
+through a symlink.
 Any source this cannot read as Java gives no mutants: the plain canaries all the same.
 """
 from __future__ import annotations
@@ -573,10 +574,14 @@ def main(argv: list[str]) -> None:
                 f.write(new)
     with open(os.path.join(os.path.dirname(paths[home]), cls + ".java"), "x", encoding="utf-8") as f:
         f.write(canary_source)
-    # root's alone (mode 600): the tester must not learn the canaries' names from it
-    fd = os.open(manifest_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(manifest, f)
+    # root's alone (mode 600): the tester must not learn the canaries' names from them. Beside the manifest, the
+    # words check.sh takes the launcher's lines out by (its summary names a test as "methodName = 'x'", a class
+    # node by the class alone): each canary's method name and the canaries' class.
+    words = [n.split("(")[0] for n in manifest["fail"] + manifest["pass"]] + [cls]
+    for path, text in ((manifest_path, json.dumps(manifest)), (manifest_path + ".names", "\n".join(words) + "\n")):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 if __name__ == "__main__":
