@@ -81,7 +81,7 @@ def python_task(tmp_path_factory, grader_image):
 
 @pytest.fixture(scope="module")
 def java_task(tmp_path_factory, grader_image):
-    return prove_fixture(tmp_path_factory.mktemp("forge-java"), "java/hello", grader_image,
+    return prove_fixture(tmp_path_factory.mktemp("forge-java"), "java/doubler", grader_image,
                          memory=3 * 1024**3, timeout=180)
 
 
