@@ -9,6 +9,7 @@ commits them on branch ``main``. Each exercise is a few lines, chosen for the be
 - python-wrong-reference: the reference fails its tests → rejected.
 - python-slow: the reference never finishes → rejected for the timeout (tests set a short one).
 - go-counter: an empty test file, like upstream's Go counter → rejected, zero tests ran.
+- go-table, java-doubler (only on request: tests/test_forgeries.py): a Go table of cases; JUnit 5 and AssertJ.
 - python-no-config, python-bad-json, python-missing-file: malformed exercises → rejected with the reason.
 """
 from __future__ import annotations
@@ -166,6 +167,48 @@ EXERCISES: dict[str, dict[str, str]] = {
         "counter_test.go": "package counter\n",
         ".meta/example.go": "package counter\n\nfunc Count() int { return 1 }\n",
     },
+    "java/doubler": {  # JUnit 5 and AssertJ, as the benchmark's Java exercises test (@Disabled: check.sh enables)
+        **_docs("java doubler"),
+        ".meta/config.json": _config(["src/main/java/Doubler.java"], ["src/test/java/DoublerTest.java"],
+                                     [".meta/src/reference/java/Doubler.java"], invalidator=["build.gradle"]),
+        "build.gradle": "plugins { id 'java' }\n",
+        "src/main/java/Doubler.java": textwrap.dedent('''\
+            class Doubler {
+                static int twice(int n) {
+                    throw new UnsupportedOperationException("Delete this statement and write your own implementation.");
+                }
+            }
+            '''),
+        ".meta/src/reference/java/Doubler.java":
+            "class Doubler {\n    static int twice(int n) {\n        return n * 2;\n    }\n}\n",
+        "src/test/java/DoublerTest.java": textwrap.dedent('''\
+            import org.junit.jupiter.api.Disabled;
+            import org.junit.jupiter.api.Test;
+
+            import static org.assertj.core.api.Assertions.assertThat;
+
+            public class DoublerTest {
+
+                @Test
+                public void twiceOne() {
+                    assertThat(Doubler.twice(1)).isEqualTo(2);
+                }
+
+                @Disabled("Remove to run test")
+                @Test
+                public void twiceTwenty() {
+                    assertThat(Doubler.twice(20)).isEqualTo(40);
+                }
+
+                @Disabled("Remove to run test")
+                @Test
+                public void twiceZero() {
+                    int expected = 0;
+                    assertThat(Doubler.twice(0)).isEqualTo(expected);
+                }
+            }
+            '''),
+    },
     "javascript/hello": {
         **_docs("javascript hello"),
         ".meta/config.json": _config(["hello.js"], ["hello.spec.js"], [".meta/proof.ci.js"]),
@@ -241,7 +284,7 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *env_args, *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
-ON_REQUEST = {"go/table", "go/subtests"}  # fixtures of one test module (test_forgeries), not of the default upstream
+ON_REQUEST = {"go/table", "go/subtests", "java/doubler"}  # fixtures of one test module (test_forgeries), not of the default upstream
 
 
 def make_upstream(root: Path, only: list[str] | None = None) -> Path:

@@ -11,6 +11,7 @@ and must end ``fail`` or ``tampered``, never ``pass``, with the reason named.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -77,6 +78,12 @@ def graded(proven, name: str, files: dict[str, str], links: dict[str, str] | Non
 def python_task(tmp_path_factory, grader_image):
     return prove_fixture(tmp_path_factory.mktemp("forge-python"), "python/hello", grader_image,
                          memory=1024**3, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def java_task(tmp_path_factory, grader_image):
+    return prove_fixture(tmp_path_factory.mktemp("forge-java"), "java/doubler", grader_image,
+                         memory=3 * 1024**3, timeout=180)
 
 
 @pytest.fixture(scope="module")
@@ -283,3 +290,34 @@ def test_rust_a_result_equal_to_anything_is_tampered(rust_task):
     assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
     assert any("with its expected value changed" in e for e in g.evidence), g.evidence
     assert "Number" not in "".join(g.evidence)
+
+# Java: a result whose equals() says yes to anything (the tests compare it with AssertJ's isEqualTo, which asks
+# the result's own equals): it passes the tests and their copies with a changed expected value, which an honest
+# solution cannot.
+ALWAYS_EQUAL_JAVA = textwrap.dedent('''\
+    class Doubler {
+        static Object twice(int n) {
+            return new Object() {
+                @Override public boolean equals(Object other) { return true; }
+                @Override public int hashCode() { return 0; }
+                @Override public String toString() { return String.valueOf(n * 3); }
+            };
+        }
+    }
+    ''')
+
+
+def test_java_a_result_equal_to_anything_is_tampered(java_task):
+    g = graded(java_task, "always-equal", {"src/main/java/Doubler.java": ALWAYS_EQUAL_JAVA})
+    assert g.verdict == "tampered", (g.evidence, g.output[-2000:])
+    assert any("with its expected value changed" in e for e in g.evidence), g.evidence
+
+
+def test_java_the_reference_passes_with_its_canaries(java_task):
+    g = graded(java_task, "reference", {"src/main/java/Doubler.java": "class Doubler {\n    static int twice(int n) {\n"
+                                        "        return n * 2;\n    }\n}\n"})
+    assert g.verdict == "pass", (g.evidence, g.output[-2000:])
+    # the plain canaries' and the copies' failures are not shown: the output names only the task's tests
+    shown = set(re.findall(r"-- (\w+)\(\)", g.output))
+    assert shown <= {"twiceOne", "twiceTwenty", "twiceZero"}, g.output
+    assert "but was" not in g.output and "AssertionError" not in g.output, g.output

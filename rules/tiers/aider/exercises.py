@@ -76,7 +76,8 @@ class Track:
 TRACKS: dict[str, Track] = {t.name: t for t in (
     Track("cpp", "C++", report="junit", manifest=True),
     Track("go", "Go", report="go-json", manifest=True),
-    Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit"),
+    Track("java", "Java", reference_root=(".meta/src/reference/java", "src/main/java"), report="junit",
+          manifest=True),
     Track("javascript", "JavaScript", report="jest-json", manifest=True),
     Track("python", "Python", report="junit", manifest=True),
     Track("rust", "Rust", overrides=((".meta/Cargo-example.toml", "Cargo.toml"),), report="libtest-json",
