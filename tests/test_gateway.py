@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rules.agents import AgentError, parse_agent
+from rules.config import TEMPLATES
 from rules.services import Service, gateway_service
 
 FIXTURE = Path(__file__).resolve().parent / "scripted_model"
@@ -107,3 +108,21 @@ def test_the_budget_refuses_past_it_and_a_refused_key_is_passed_on(grader_image)
     finally:
         sandbox.stop(gateway)
         sandbox.stop(handle)
+
+
+def test_the_gateway_gives_a_tool_without_parameters_an_empty_schema():
+    """qwen-code declares a tool with no ``parameters`` (the OpenAI API allows it); llama-cpp-python's server
+    refused every such request ("Field required"), so every model=local trial of qwen-code was an error."""
+    import ast
+
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "with_parameters")
+    space: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
+    data = {"model": "m", "tools": [{"type": "function", "function": {"name": "get_goal"}},
+                                    {"type": "function", "function": {"name": "edit", "parameters": {"type": "object",
+                                                                                                     "required": ["x"]}}}]}
+    out = space["with_parameters"](data)
+    assert out["tools"][0]["function"]["parameters"] == {"type": "object", "properties": {}}
+    assert out["tools"][1]["function"]["parameters"] == {"type": "object", "required": ["x"]}
+    assert space["with_parameters"]({"model": "m"}) == {"model": "m"}

@@ -28,6 +28,17 @@ def append(record: dict) -> None:
         f.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
 
 
+def with_parameters(data: dict) -> dict:
+    """``data`` (a request's body) with ``parameters`` (an empty object schema) on every function tool that has
+    none: the OpenAI API lets a tool leave it out (qwen-code's get_goal does), llama-cpp-python's server refuses
+    the whole request for it ("Field required"). Nothing else is changed."""
+    for tool in data.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and "parameters" not in fn:
+            fn["parameters"] = {"type": "object", "properties": {}}
+    return data
+
+
 class LabUsage(CustomLogger):
     """Counts requests (at admission) and tokens (on success) per try; refuses past the budget."""
 
@@ -49,7 +60,7 @@ class LabUsage(CustomLogger):
                                                         f"({budget[over]} {over})")
         spent[0] += 1
         append({"try": current_try(), "admitted": True})
-        return data
+        return with_parameters(data)
 
     async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
         log = kwargs.get("standard_logging_object") or {}
