@@ -126,3 +126,24 @@ def test_the_gateway_gives_a_tool_without_parameters_an_empty_schema():
     assert out["tools"][0]["function"]["parameters"] == {"type": "object", "properties": {}}
     assert out["tools"][1]["function"]["parameters"] == {"type": "object", "required": ["x"]}
     assert space["with_parameters"]({"model": "m"}) == {"model": "m"}
+
+
+def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
+    """qwen-code sends a message's content as a list of text parts (the OpenAI API allows it); the chat templates
+    of llama-cpp-python's server concatenate content as a string ("can only concatenate str (not "list") to
+    str"), so every model=local request of qwen-code failed. Parts holding anything else are left alone."""
+    import ast
+
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "with_text_content")
+    space: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
+    image = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:,"}}]
+    marked = [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]
+    data = {"messages": [{"role": "system", "content": [{"type": "text", "text": "be "}, {"type": "text", "text": "brief"}]},
+                         {"role": "user", "content": "plain"}, {"role": "user", "content": image},
+                         {"role": "user", "content": marked}, {"role": "assistant", "content": None}]}
+    out = space["with_text_content"](data)["messages"]
+    assert out[0]["content"] == "be brief" and out[1]["content"] == "plain"
+    assert out[2]["content"] == image and out[3]["content"] == marked and out[4]["content"] is None
+    assert space["with_text_content"]({"model": "m"}) == {"model": "m"}

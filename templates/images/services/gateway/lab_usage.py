@@ -39,6 +39,21 @@ def with_parameters(data: dict) -> dict:
     return data
 
 
+def with_text_content(data: dict) -> dict:
+    """``data`` (a request's body) with each message whose ``content`` is a list of plain text parts
+    (``[{"type": "text", "text": "..."}]``, nothing else in a part) given that text as one string, the parts
+    joined as they stand: the OpenAI API takes either form (qwen-code sends parts), the chat templates of
+    llama-cpp-python's server concatenate ``content`` as a string and fail on a list ("can only concatenate str
+    (not "list") to str"). A list holding anything else (an image, a cache mark) is left as it is."""
+    for message in data.get("messages") or []:
+        parts = message.get("content") if isinstance(message, dict) else None
+        if isinstance(parts, list) and parts and all(
+                isinstance(p, dict) and set(p) == {"type", "text"} and p["type"] == "text"
+                and isinstance(p["text"], str) for p in parts):
+            message["content"] = "".join(p["text"] for p in parts)
+    return data
+
+
 class LabUsage(CustomLogger):
     """Counts requests (at admission) and tokens (on success) per try; refuses past the budget."""
 
@@ -60,7 +75,7 @@ class LabUsage(CustomLogger):
                                                         f"({budget[over]} {over})")
         spent[0] += 1
         append({"try": current_try(), "admitted": True})
-        return with_parameters(data)
+        return with_text_content(with_parameters(data))
 
     async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
         log = kwargs.get("standard_logging_object") or {}
