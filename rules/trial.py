@@ -757,7 +757,9 @@ def gateway_problem(counted: dict | None) -> dict | None:
         return None
     first = counted["errors"][0] if counted["errors"] else ""
     kind = "auth" if re.search(r"401|AuthenticationError|api key", first, re.I) else "provider"
-    return {"kind": kind, "message": f"the gateway saw all {counted['requests']} request(s) fail: {first}"}
+    why = f": {first}" if first else (" and no error text reached it (a failed stream tells it none): the model "
+                                       "server's reason is in the trial's service.log")
+    return {"kind": kind, "message": f"the gateway saw all {counted['requests']} request(s) fail{why}"}
 
 
 def usage_notes(reported: dict | None, counted: dict | None, agent: Agent) -> list[str]:

@@ -140,10 +140,26 @@ def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
     exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
     image = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:,"}}]
     marked = [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]
-    data = {"messages": [{"role": "system", "content": [{"type": "text", "text": "be "}, {"type": "text", "text": "brief"}]},
+    parts = [{"type": "text", "text": "be "}, {"type": "text", "text": "brief"}]
+    data = {"messages": [{"role": "system", "content": parts},
                          {"role": "user", "content": "plain"}, {"role": "user", "content": image},
                          {"role": "user", "content": marked}, {"role": "assistant", "content": None}]}
     out = space["with_text_content"](data)["messages"]
     assert out[0]["content"] == "be brief" and out[1]["content"] == "plain"
     assert out[2]["content"] == image and out[3]["content"] == marked and out[4]["content"] is None
     assert space["with_text_content"]({"model": "m"}) == {"model": "m"}
+
+
+def test_a_try_whose_every_request_failed_says_why_or_where_the_reason_is():
+    """gateway_problem: every admitted request failed → the try's error names the first error the gateway saw, or,
+    when none reached it (a failed stream), the trial's service.log; one request answered → no problem."""
+    from rules.trial import gateway_problem
+
+    base = {"requests": 5, "failed": 5, "tokens_sent": 0, "tokens_received": 0, "refused": 0, "over_budget": None}
+    told = gateway_problem({**base, "errors": ["AuthenticationError: 401 bad key"]})
+    assert told == {"kind": "auth",
+                    "message": "the gateway saw all 5 request(s) fail: AuthenticationError: 401 bad key"}
+    silent = gateway_problem({**base, "errors": []})
+    assert silent["kind"] == "provider" and "service.log" in silent["message"]
+    assert not silent["message"].endswith(": ")
+    assert gateway_problem({**base, "failed": 4, "errors": []}) is None
