@@ -509,8 +509,12 @@ def load_agents(path: Path | None = None, broken: dict | None = None) -> dict[st
 
 
 def get_agent(name: str | None, path: Path | None = None) -> Agent:
-    """The agent called ``name``. Raises AgentError listing the known agents when there is none."""
-    agents = load_agents(path)
+    """The agent called ``name``. Raises AgentError with its table's error when that table is badly defined
+    (another agent's bad table does not stop this one), and listing the known agents when there is none."""
+    broken: dict[str, str] = {}
+    agents = load_agents(path, broken=broken)
+    if name in broken:
+        raise AgentError(broken[name])
     if name not in agents:
         what = "no agent given (agent=NAME)" if not name else f"unknown agent {name!r}"
         raise AgentError(f"{what}; agents defined in {Path(path or AGENTS_FILE)}: {', '.join(sorted(agents)) or 'none'}")

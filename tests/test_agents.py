@@ -158,6 +158,7 @@ def test_doit_run_refuses_what_it_would_drop_without_a_word(tmp_path):
     res = run_doit(home, "agent=noop", timeout=120)  # another agent's bad table is said, loudly, not dropped
     warned = [x for x in res.stderr.splitlines() if x.startswith("lab: agent 'broken' cannot run")]
     assert len(warned) == 1 and "container 'bogus' is not one of" in warned[0] and "agent=noop:" not in out(res), out(res)
+    assert res.code == 0 and "TaskFailed" not in out(res), out(res)
 
 
 # ---- settings: what changes an agent's behaviour is part of its identity ----
@@ -343,3 +344,17 @@ def test_opencode_config_is_valid_json_whatever_the_models_name(tmp_path):
         subprocess.run(["sh", "-c", config_part], env=env, check=True, timeout=30)
         config = json.loads((tmp_path / ".config" / "opencode" / "opencode.json").read_text())
         assert list(config["provider"]["lab"]["models"]) == [model] and config["$schema"].startswith("https://")
+
+
+def test_get_agent_loads_its_own_table_whatever_another_table_holds(tmp_path):
+    """A trial loads its agent by name (rules.runs: get_agent): another agent's bad table must not stop it (the
+    newcomer's finding: every noop trial failed with broken's error); its own bad table is its error."""
+    from rules.agents import get_agent
+
+    path = tmp_path / "agents.toml"
+    path.write_text('[noop]\nimage = "noop"\ncommand = ["true"]\n[broken]\nimage = "noop"\ncommand = "true"\n')
+    assert list(get_agent("noop", path).command) == ["true"]
+    with pytest.raises(AgentError, match=r"\[broken\] command: must be a list of strings"):
+        get_agent("broken", path)
+    with pytest.raises(AgentError, match="unknown agent 'nosuch'"):
+        get_agent("nosuch", path)
