@@ -286,9 +286,15 @@ def summary(manifest: dict) -> str:
     """A few lines for the terminal: counts per language and status, and the rejections with reasons."""
     lines = [f"tier {manifest['tier']}: " + ", ".join(f"{v} {k}" for k, v in manifest["counts"].items())
              + f"; {manifest['published']} published"]
+    outside = None
     for lang, counts in manifest["languages"].items():
-        name = "not rendered" if lang == "?" else lang  # "?": tasks outside every selection so far
-        lines.append(f"  {name:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        if lang == "?":  # tasks outside every selection so far: not a failure, said after the languages
+            outside = counts
+            continue
+        lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    if outside:
+        lines.append(f"  outside every selection so far: {sum(outside.values())} tasks not proven (not a failure;"
+                     " all=1 or a wider langs=/limit= proves them)")
     for e in manifest["tasks"]:
         if e["status"] == "rejected":
             again = (" (the machine's doing: proved again when its inputs or limits change, or with reprove=1)"

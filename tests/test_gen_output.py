@@ -21,12 +21,15 @@ def test_the_eta_clock_starts_at_the_first_proof_not_when_the_tasks_were_made(mo
     assert "[prove 1/3] python-hello: kept in 10.0s | kept 1 | 10s elapsed, ~20s left" in out.getvalue(), out.getvalue()
 
 
-def test_the_summary_names_the_row_of_tasks_never_rendered():
+def test_the_summary_says_what_the_tasks_outside_every_selection_are():
+    """A newcomer read `not rendered 207 unproven` as 207 failures: the row says they are outside every
+    selection so far, not a failure, and how to prove them, after the languages."""
     manifest = {"tier": "aider", "counts": {"kept": 2, "unproven": 5}, "published": 2,
                 "languages": {"?": {"unproven": 5}, "python": {"kept": 2}}, "tasks": []}
     lines = build.summary(manifest).splitlines()
-    assert lines[1].split() == ["not", "rendered", "5", "unproven"] and lines[2].split() == ["python", "2", "kept"]
-    assert "?" not in build.summary(manifest)
+    assert lines[1].split() == ["python", "2", "kept"], lines
+    assert lines[2].startswith("  outside every selection so far: 5 tasks not proven (not a failure;"), lines
+    assert "all=1" in lines[2] and "?" not in build.summary(manifest)
 
 
 def test_gen_of_a_tier_this_home_lacks_says_so(tmp_path):

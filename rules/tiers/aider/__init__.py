@@ -91,7 +91,9 @@ class AiderTier(Tier):
             raise SystemExit(f"limit={raw}: give a whole number of exercises per track, 1 or more (or all=1)")
         unknown = set(languages) - set(suite.languages)
         if unknown:
-            raise SystemExit(f"langs=: unknown language(s) {sorted(unknown)}; this tier has {list(suite.languages)}")
+            raise SystemExit(f"langs=: unknown language(s) {', '.join(sorted(unknown))}; this tier has "
+                             f"{','.join(suite.languages)} (for example langs={','.join(suite.languages[:2])});"
+                             " nothing was proven or run")
         everything = aider.discover(suite.checkout_dir, suite.languages)
         chosen = aider.select([e for e in everything if e.track in languages], limit)
         stamp = images.stamp_path("grader")
