@@ -282,19 +282,21 @@ def _sync(src: Path, dst: Path, extra: dict[str, bytes] | None = None, last: dic
     return {"src": _signature(src), "dst": _signature(dst), "extra": extra_digest}
 
 
-def summary(manifest: dict) -> str:
-    """A few lines for the terminal: counts per language and status, and the rejections with reasons."""
+def summary(manifest: dict, selection_vars: tuple[str, ...] = ()) -> str:
+    """A few lines for the terminal: counts per language and status, the tasks outside every selection so far
+    (the manifest's language ``"?"``) with the tier's ``selection_vars`` that would prove them, and the rejections
+    with reasons."""
     lines = [f"tier {manifest['tier']}: " + ", ".join(f"{v} {k}" for k, v in manifest["counts"].items())
              + f"; {manifest['published']} published"]
-    outside = None
     for lang, counts in manifest["languages"].items():
-        if lang == "?":  # tasks outside every selection so far: not a failure, said after the languages
-            outside = counts
-            continue
-        lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        if lang != "?":
+            lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    outside = manifest["languages"].get("?")
     if outside:
-        lines.append(f"  outside every selection so far: {sum(outside.values())} tasks not proven (not a failure;"
-                     " all=1 or a wider langs=/limit= proves them)")
+        wider = [f"{n}=" for n in selection_vars if n != "all"]
+        how = " or a wider ".join(["all=1"] * ("all" in selection_vars) + ["/".join(wider)] * bool(wider))
+        lines.append(f"  outside every selection so far: {sum(outside.values())} tasks not proven (not a failure"
+                     + (f"; {how} proves them)" if how else ")"))
     for e in manifest["tasks"]:
         if e["status"] == "rejected":
             again = (" (the machine's doing: proved again when its inputs or limits change, or with reprove=1)"

@@ -236,7 +236,7 @@ def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None
 def _summary(tier: str) -> None:
     from rules.build import summary
 
-    print(summary(read_json(load_suite(tier).manifest_path)))
+    print(summary(read_json(load_suite(tier).manifest_path), tiers.get(tier).selection_vars))
 
 
 def _build_env(build) -> None:

@@ -362,11 +362,10 @@ def test_get_agent_loads_its_own_table_whatever_another_table_holds(tmp_path):
 
 def test_gen_with_an_unknown_language_names_the_tier_s_and_that_nothing_ran(lab_home):
     """A newcomer got a Python list (`['cobol']`) and no word on whether anything had been proven."""
-    home = lab_home
-    res = run_doit(home, "gen:aider", "langs=cobol,python", timeout=120)
+    res = run_doit(lab_home, "gen:aider", "langs=cobol,python", timeout=120)
     said = res.stdout + res.stderr
     assert res.code != 0, said
     assert ("langs=: unknown language(s) cobol; this tier has go,javascript,python,rust (for example "
             "langs=go,javascript); nothing was proven or run") in said, said
     assert not res.executed("prove"), res.ran
-    assert "['" not in said and not (home / ".lab" / "build" / "aider" / "manifest.json").exists()
+    assert "['" not in said and not (lab_home / ".lab" / "build" / "aider" / "manifest.json").exists()

@@ -26,10 +26,12 @@ def test_the_summary_says_what_the_tasks_outside_every_selection_are():
     selection so far, not a failure, and how to prove them, after the languages."""
     manifest = {"tier": "aider", "counts": {"kept": 2, "unproven": 5}, "published": 2,
                 "languages": {"?": {"unproven": 5}, "python": {"kept": 2}}, "tasks": []}
-    lines = build.summary(manifest).splitlines()
+    lines = build.summary(manifest, ("langs", "limit", "all")).splitlines()
     assert lines[1].split() == ["python", "2", "kept"], lines
     assert lines[2].startswith("  outside every selection so far: 5 tasks not proven (not a failure;"), lines
-    assert "all=1" in lines[2] and "?" not in build.summary(manifest)
+    assert "all=1" in lines[2] and "langs=/limit=" in lines[2] and "?" not in build.summary(manifest)
+    swe = build.summary({**manifest, "tier": "swe"}, ("instances", "limit", "all")).splitlines()[2]
+    assert "instances=/limit=" in swe and "langs=" not in swe, swe  # each tier's own variables
 
 
 def test_gen_of_a_tier_this_home_lacks_says_so(tmp_path):
