@@ -143,13 +143,26 @@ class Suite:
         return STATE / "build" / self.name
 
 
+def no_tier(name: str) -> str:
+    """The one line for a tier ``name`` this lab home lacks: the missing suite.toml, the tiers it has, and (in a
+    home with none) what a lab home is and which variable chose it."""
+    here = sorted(p.parent.name for p in EVALS.glob("*/suite.toml"))
+    line = f"no such tier in this lab home ({EVALS / name / 'suite.toml'} is missing; the tiers here: "
+    if here:
+        return line + f"{', '.join(here)})"
+    chosen = (f"LAB_HOME={os.environ['LAB_HOME']} chose this folder; leave LAB_HOME unset for the project's own "
+              "home, or copy the project's evals/ there" if os.environ.get("LAB_HOME") else
+              "the project's evals/ folder is missing: restore it from git (`git checkout -- evals`)")
+    return line + f"none: a lab home is a folder holding evals/<tier>/suite.toml and evals/agents.toml; {chosen})"
+
+
 def load_suite(name: str) -> Suite:
     """Read ``evals/<name>/suite.toml``. Raises ConfigError naming the file when it is missing or bad."""
     path = EVALS / name / "suite.toml"
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such tier; tiers here: {sorted(p.parent.name for p in EVALS.glob('*/suite.toml'))}") from None
+        raise ConfigError(no_tier(name)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     try:

@@ -26,7 +26,7 @@ from rules.cli import settings_given as _settings_given
 from rules.cli import settings_unused as _settings_unused
 from rules.cli import unknown_eval as _unknown_eval
 from rules.cli import whole as _whole
-from rules.config import STATE, ConfigError, Suite, lab_settings, load_suite
+from rules.config import ROOT, STATE, ConfigError, Suite, lab_settings, load_suite
 from rules.files import read_json, write_json
 from rules.loader import Refused, Reporter
 from rules import tiers
@@ -111,7 +111,7 @@ def _pull(tier: str, url: str, ref: str):
     try:
         commit = checkout(url, ref, suite.checkout_dir, settings=str(suite.dir / "suite.toml"), notes=notes)
     except UpstreamError as exc:
-        return TaskFailed(str(exc))
+        return Refused(f"pull:{tier}: {exc}; nothing was pulled")
     for note in notes:  # offline: the last fetched commit of a branch or tag, said in one line
         print(f"{tier}: {note}", file=sys.stderr)
     # remembered only once it worked, for later commands without upstream=/ref=
@@ -282,11 +282,9 @@ def task_gen():
 
 def _no_tier(name: str) -> str:
     """The one line for ``gen:<name>`` in a home without ``evals/<name>/suite.toml``."""
-    from rules.config import EVALS
+    from rules.config import no_tier
 
-    here = ", ".join(tiers.present()) or "none"
-    return (f"{name}: no such tier in this lab home ({EVALS / name / 'suite.toml'} is missing; the tiers here: "
-            f"{here}); nothing was done")
+    return f"{name}: {no_tier(name)}; nothing was done"
 
 
 def _gen_tasks(tier: str):
@@ -828,6 +826,9 @@ def _report_run(tier: str, agent: str | None) -> dict:
                                      f"a run covers every published task ({len(ctx.tasks)} here): leave "
                                      f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
                                      "(README.md, Commands); nothing was run"])]}
+    if not ctx.tasks:
+        return {"actions": [(_fail, [f"no published tasks in {ctx.suite.manifest_path.relative_to(ROOT)}: run "
+                                     f"`doit gen:{tier}` first, which proves and publishes them; nothing was run"])]}
     try:
         run = the_tier.report_run(ctx, agent)
         return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run])]}

@@ -12,6 +12,15 @@ from pathlib import Path
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
+def _git_said(exc: "git.exc.GitCommandError") -> str:
+    """git's own reason in one line: the last ``fatal:``/``error:`` line of its stderr without the prefix (git
+    prints hints and progress before it), capped at 200 characters."""
+    lines = [line.strip() for line in (exc.stderr or "").replace("stderr:", "").strip().strip("'\"").splitlines()
+             if line.strip()]
+    reasons = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines or [str(exc)]
+    return reasons[-1].removeprefix("fatal:").removeprefix("error:").strip().strip("'\" ")[:200]
+
+
 class UpstreamError(Exception):
     """The upstream cannot be reached or has no such ref; the message names the setting to change."""
 
@@ -103,8 +112,8 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
             repo = git.Repo(dest)
     except git.exc.GitCommandError as exc:
         raise UpstreamError(
-            f"cannot reach upstream {url!r}: {exc.stderr.strip()[:300] if exc.stderr else exc}. "
-            f"Pass upstream=URL_OR_PATH (e.g. a local clone) or change `upstream` in {settings}."
+            f"cannot reach upstream {url!r} (git: {_git_said(exc)}): pass upstream=URL_OR_PATH (e.g. a local "
+            f"clone) or change `upstream` in {settings}"
         ) from None
     commit = None
     for candidate in (f"origin/{ref}", ref):

@@ -369,3 +369,17 @@ def test_gen_with_an_unknown_language_names_the_tier_s_and_that_nothing_ran(lab_
             "langs=go,javascript); nothing was proven or run") in said, said
     assert not res.executed("prove"), res.ran
     assert "['" not in said and not (lab_home / ".lab" / "build" / "aider" / "manifest.json").exists()
+
+
+def test_run_before_any_gen_refuses_in_one_line_and_says_gen_first(lab_home):
+    """A newcomer's `doit run agent=noop` before `doit gen:aider` exited 0 with a report whose one hint was to
+    run `doit run agent=noop` again."""
+    res = run_doit(lab_home, "run", "agent=noop", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0, said
+    assert ("no published tasks in evals/aider/manifest.json: run `doit gen:aider` first, which proves and "
+            "publishes them; nothing was run") in said, said
+    assert not res.executed("eval"), res.ran
+    report = run_doit(lab_home, "report", timeout=120)
+    assert report.code == 0 and "No published tasks yet: `doit gen:aider` proves and publishes them" in report.stdout
+    assert "No results yet" not in report.stdout

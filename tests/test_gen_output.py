@@ -49,3 +49,20 @@ def test_gen_of_a_tier_this_home_lacks_says_so(tmp_path):
     said = res.stdout + res.stderr
     assert res.code != 0 and "kat: no such tier in this lab home" in said and "suite.toml is missing" in said, said
     assert "TaskFailed" not in said
+
+
+def test_a_home_without_evals_says_what_a_home_is_and_which_variable_chose_it(tmp_path):
+    """A newcomer's LAB_HOME=<empty folder> got `tiers here: []` and no word on what a home must hold."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from conftest import run_doit
+
+    for args in (("gen:aider",), ("run", "agent=noop")):
+        res = run_doit(tmp_path, *args)
+        said = res.stdout + res.stderr
+        assert res.code != 0, said
+        assert "no such tier in this lab home" in said and "[]" not in said and "Traceback" not in said, said
+        assert ("the tiers here: none: a lab home is a folder holding evals/<tier>/suite.toml and evals/agents.toml; "
+                f"LAB_HOME={tmp_path} chose this folder") in said, said
