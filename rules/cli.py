@@ -94,7 +94,7 @@ def jobs(raw: str | None) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise SystemExit(f"jobs={raw}: give a whole number of tasks to run at once, 1 or more")
+        raise SystemExit(f"jobs={raw}: give a whole number of tasks to run at once, 1 or more; nothing was run")
     return value
 
 
@@ -107,7 +107,7 @@ def whole(name: str, default: int) -> int:
     except (TypeError, ValueError):
         value = 0
     if value < 1:
-        raise SystemExit(f"{name}={raw}: give a whole number, 1 or more")
+        raise SystemExit(f"{name}={raw}: give a whole number, 1 or more; nothing was run")
     return value
 
 

@@ -485,8 +485,10 @@ def _agents() -> tuple[dict, str | None, dict]:
         agents = load_agents(broken=broken)
     except ConfigError as exc:
         return {}, str(exc), {}
+    # the agents this command asks for say their own error in their refusal: warned once, not twice
+    asked = {get_var("agent")} | set((get_var("agents") or "").split(","))
     for name, message in broken.items():
-        if name not in _WARNED:
+        if name not in _WARNED and name not in asked:
             _WARNED.add(name)
             print(f"lab: agent {name!r} cannot run until its table is fixed: {message}", file=sys.stderr)
     return agents, None, broken
@@ -826,11 +828,11 @@ def _report_run(tier: str, agent: str | None) -> dict:
                                      f"a run covers every published task ({len(ctx.tasks)} here): leave "
                                      f"{'them' if len(selection) > 1 else 'it'} out, or publish fewer tasks first "
                                      "(README.md, Commands); nothing was run"])]}
-    if not ctx.tasks:
-        return {"actions": [(_fail, [f"no published tasks in {ctx.suite.manifest_path.relative_to(ROOT)}: run "
-                                     f"`doit gen:{tier}` first, which proves and publishes them; nothing was run"])]}
     try:
         run = the_tier.report_run(ctx, agent)
+        if not ctx.tasks:  # after the agent's own problem: a broken table is worth fixing before the gen
+            return {"actions": [(_fail, [f"no published tasks in {ctx.suite.manifest_path.relative_to(ROOT)}: run "
+                                         f"`doit gen:{tier}` first, which proves and publishes them; nothing was run"])]}
         return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run])]}
     except ConfigError as exc:
         # `doit run agent=X` runs the report task: the message says what was asked, not "report"

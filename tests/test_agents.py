@@ -158,7 +158,11 @@ def test_doit_run_refuses_what_it_would_drop_without_a_word(tmp_path):
     res = run_doit(home, "agent=noop", timeout=120)  # another agent's bad table is said, loudly, not dropped
     warned = [x for x in res.stderr.splitlines() if x.startswith("lab: agent 'broken' cannot run")]
     assert len(warned) == 1 and "container 'bogus' is not one of" in warned[0] and "agent=noop:" not in out(res), out(res)
-    assert res.code == 0 and "TaskFailed" not in out(res), out(res)
+    # this home has no published tasks: noop's own refusal says gen first, broken's line is beside it
+    assert res.code != 0 and "no published tasks" in out(res) and "TaskFailed" not in out(res), out(res)
+    res = run_doit(home, "agent=broken", timeout=120)  # the asked agent's own table: said once, in its refusal
+    assert res.code != 0 and out(res).count("container 'bogus' is not one of") == 1, out(res)
+    assert "agent=broken:" in out(res) and "nothing was run" in out(res), out(res)
 
 
 # ---- settings: what changes an agent's behaviour is part of its identity ----
@@ -256,7 +260,7 @@ def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run
     listed = {line.split()[0] for line in res.stdout.splitlines() if line.strip()}
     assert {"eval:aider", "eval:aider.openai-gpt-4o", "eval:noop"} <= listed, res.stdout
     res = run_doit(home, "eval:aider", "repeat=two", timeout=120)
-    assert res.code != 0 and "repeat=two: give a whole number, 1 or more" in res.stderr
+    assert res.code != 0 and "repeat=two: give a whole number, 1 or more; nothing was run" in res.stderr
 
 
 def test_ci_runs_exactly_the_readme_test_command_in_the_projects_virtual_environment():
