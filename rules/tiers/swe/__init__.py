@@ -33,6 +33,7 @@ class SweTier(Tier):
     groups = swebench.GROUPS
     profile = PROFILE
     selection_vars = ("instances", "limit", "all")
+    variables = ("pythons",)  # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship
 
     def tasks(self, suite: Suite, var: Callable) -> Selection:
         from rules import images
@@ -60,10 +61,12 @@ class SweTier(Tier):
         repos = var("repos") or suite.table.get("repos") or None
         templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
         envs = swebench.environments(suite)
+        pythons = Path(var("pythons") or suite.table.get("pythons") or swebench.default_pythons())
         specs = []
         for iid in ids:
             inst = data[iid]
             env = swebench.env_for(inst.repo, inst.version, envs, inst.id)
+            env = swebench.with_interpreter(env, pythons) if env else None
             specs.append(TaskSpec(
                 name=iid, groups={"repo": inst.repo},
                 deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,

@@ -75,6 +75,10 @@ class Env:
     test_env: tuple[tuple[str, str], ...] = ()
     only: tuple[str, ...] = ()  # when given: the instances it serves (before any entry serving by version)
     exclude: tuple[str, ...] = ()  # SWE-bench test names never expected (they need a network): recorded in task.json
+    # set by ``with_interpreter`` when Debian's suite lacks ``python``: the interpreter's version (part of the
+    # image's identity) and its folder on this machine (not: the same interpreter elsewhere is the same image)
+    interpreter: str = ""
+    interpreter_dir: str = field(default="", repr=False, compare=False)
 
     @property
     def tag(self) -> str:
@@ -91,6 +95,55 @@ class Env:
     def digest(self) -> str:
         """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
         return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+
+
+# The python3 each Debian suite ships (packages.debian.org: bullseye 3.9.2, bookworm 3.11.2, trixie 3.13.5); any
+# other version comes from an interpreter folder (``pythons=DIR``).
+DEBIAN_PYTHON = {"bullseye": "3.9", "bookworm": "3.11", "trixie": "3.13"}
+# What a pyenv-built CPython links to besides libc (``ldd`` of its binary and of lib-dynload/*.so, 3.6.15 to 3.10.13
+# here: OpenSSL 3, so the image is bookworm; tkinter's X11/Tk left out); ../shared/notes/swe-coverage.md, section 2
+INTERPRETER_SUITE = "bookworm"
+INTERPRETER_LIBS = ("libssl3", "libffi8", "libsqlite3-0", "zlib1g", "libbz2-1.0", "liblzma5", "libreadline8",
+                    "libncursesw6", "libexpat1", "libnsl2", "libtirpc3", "libcrypt1")
+
+
+def default_pythons() -> Path:
+    """Where interpreters are looked for without ``pythons=``: pyenv's ``$PYENV_ROOT/versions`` (default
+    ``~/.pyenv/versions``), whose layout is ``<dir>/<X.Y.Z>/bin/pythonX.Y``."""
+    return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+
+
+def with_interpreter(env: Env, pythons: Path) -> Env:
+    """``env`` itself when its Debian suite ships its Python; else ``env`` with the newest ``X.Y.Z`` folder of
+    ``pythons`` for its ``X.Y`` (pyenv's layout; a folder holding ``bin/pythonX.Y``) as its interpreter, on
+    bookworm. Raises Rejected (one line: the version, the folder looked in, the fix) when there is none."""
+    if DEBIAN_PYTHON.get(env.suite) == env.python:
+        return env
+    found = []
+    for d in pythons.iterdir() if pythons.is_dir() else ():
+        parts = d.name.split(".")
+        if (len(parts) == 3 and ".".join(parts[:2]) == env.python and all(x.isdigit() for x in parts)
+                and (d / "bin" / f"python{env.python}").is_file()):
+            found.append((tuple(int(x) for x in parts), d))
+    if not found:
+        raise Rejected(f"environment {env.name}: Python {env.python} is not Debian {env.suite}'s and {pythons} has no "
+                       f"{env.python}.* interpreter (pyenv's layout: <DIR>/{env.python}.N/bin/python{env.python}): "
+                       f"give pythons=DIR, a folder that has one, or install it (`pyenv install {env.python}`)")
+    version, folder = max(found)
+    return dataclasses.replace(env, suite=INTERPRETER_SUITE, interpreter=".".join(map(str, version)),
+                               interpreter_dir=str(folder))
+
+
+def interpreter_tar(folder: Path) -> bytes:
+    """The interpreter ``folder`` as an uncompressed tar (modes and symlinks kept, byte code left out), laid at
+    ``/opt/lab/python`` by the image's ``ADD``."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        tf.add(folder, arcname=".", filter=lambda m: None if "__pycache__" in m.name.split("/") else m)
+    return buf.getvalue()
 
 
 PYTEST_VERSION_FILE = ("printf 'version = __version__ = \"{version}.0\"\\nversion_tuple = __version_tuple__ = ({major}, {minor}, 0)\\n'"
@@ -515,7 +568,8 @@ def env_dockerfile(env: Env, base: str) -> str:
     """The Dockerfile text of ``env``'s image, ``FROM`` the tag ``base``."""
     from rules.render import render as render_template
 
-    return render_template("swe/env.Dockerfile.j2", env=env, base=base, suite=env.suite)
+    return render_template("swe/env.Dockerfile.j2", env=env, base=base, suite=env.suite,
+                           interpreter_libs=INTERPRETER_LIBS)
 
 
 def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
@@ -532,6 +586,8 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     base = sandbox.ensure_base_image(env.base, log=log)
     files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
              "constraints.txt": ("\n".join(env.pins) + "\n").encode(), "strip_installed.py": STRIP_INSTALLED.encode()}
+    if env.interpreter:
+        files["python.tar"] = interpreter_tar(Path(env.interpreter_dir))
     if env.setup_source:
         with tarfile.open(fileobj=io.BytesIO(tree_tar(repo, setup_commit))) as tf:
             for m in tf.getmembers():
