@@ -699,14 +699,19 @@ def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict] | None:
     task's tier (``rules.tiers.suspicions_of``), then the tier's API conformance flags (``rules.tiers.conformance_of``:
     the aider tier's ``signature`` flags). Evidence for a reviewer; no verdict depends on it. None (not
     scanned) when the tier cannot be loaded here (a plug-in tier a cluster node's home lacks) or the change
-    cannot be read (git or diff failed on the tree)."""
+    cannot be read (git or diff failed on the tree); a conformance check that cannot run (its parser missing on
+    a node) leaves the scan's flags alone."""
     meta = read_json(Path(task_dir) / "task.json") or {}
     try:
         table = suspicions_of(meta)
         flags = scan(graded_diff(task_dir, stub, graded), table) if table else []
-        return (flags + conformance_of(meta, task_dir, stub, graded))[:MAX_FLAGS]
     except Exception:  # noqa: BLE001 - evidence that decides nothing must never cost the trial its verdict
         return None
+    try:
+        flags += conformance_of(meta, task_dir, stub, graded)
+    except Exception:  # noqa: BLE001 - as above; the scan's flags stand without the conformance check's
+        pass
+    return flags[:MAX_FLAGS]
 
 
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:

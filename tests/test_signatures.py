@@ -311,3 +311,22 @@ def test_no_reference_of_the_polyglot_benchmark_is_flagged_and_the_check_is_chea
                      "java-pythagorean-triplet", "rust-accumulate", "rust-book-store", "rust-forth",
                      "rust-nucleotide-codons", "rust-word-count"}
     assert seconds < 10, f"{seconds:.2f} s for the {checked} checks"
+
+
+def test_a_conformance_check_that_cannot_run_leaves_the_scans_flags(tmp_path, monkeypatch):
+    """A node without the parser (the check raises): the scan's own flags are kept, nothing is lost but the check's."""
+    import rules.trial
+    from rules.trial import suspicions
+
+    def broken(*_args):
+        raise ImportError("no module named tree_sitter")
+
+    monkeypatch.setattr(rules.trial, "conformance_of", broken)
+    path, stub, _honest, _wrong, _said = TRACKS["go"]
+    task = tmp_path / "tasks" / "go-bowling"
+    task.mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"task": "go-bowling", "tier": "aider", "language": "go",
+                                                "solution_files": [path]}))
+    flags = suspicions(task, _tree(tmp_path / "stub", {path: stub}),
+                       _tree(tmp_path / "work", {path: stub + "\nfunc init() {}\n"}))
+    assert [f["name"] for f in flags] == ["init"]
