@@ -168,3 +168,46 @@ def test_check_sh_runs_the_script_and_hands_the_manifest_over_last(calc_dir, hol
 def calc_dir(tmp_path):
     make_calc(tmp_path)
     return tmp_path
+
+
+POLYGLOT = next((Path(p) for p in ("/work/polyglot", "/work/scratch/polyglot")
+                 if (Path(p) / "python" / "exercises" / "practice").is_dir()), None)
+
+
+@pytest.mark.skipif(POLYGLOT is None, reason="no polyglot-benchmark checkout")
+def test_on_real_unittest_modules_an_honest_solution_fails_only_the_failing_canaries(tmp_path):
+    """The script on each Python exercise's real test module of the polyglot benchmark (unittest classes, the
+    class's first test taken as the instance's FAIL_TO_PASS), with the exercise's reference as the honest fix:
+    every real test passes, the failing canaries (mutants included) fail, the passing one passes: ``pass``."""
+    import ast as _ast
+
+    from rules.reports import parse_junit
+    from rules.tiers.aider.exercises import discover, render as render_exercise
+
+    checked, mutants, wrong = 0, 0, []
+    for ex in discover(POLYGLOT, ["python"]):
+        r = render_exercise(ex)
+        tmp = tmp_path / ex.slug
+        files = {rel[len("workspace/"):]: data for rel, (data, _m) in r.task_files.items() if rel.startswith("workspace/")}
+        files.update({rel: data for rel, (data, _m) in r.answer_files.items()})
+        for rel, data in files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(data)
+        test = r.meta["test_files"][0]
+        cls = next(c for c in _ast.parse((tmp / test).read_text()).body if isinstance(c, _ast.ClassDef))
+        first = next(f.name for f in cls.body if isinstance(f, _ast.FunctionDef) and f.name.startswith("test"))
+        (tmp / "task.json").write_text(json.dumps({"fail_to_pass": [f"{test[:-3].replace('/', '.')}.{cls.name}::{first}"],
+                                                   "pass_to_pass": []}))
+        subprocess.run([sys.executable, "-I", "-", "task.json", "kx1", "ky2", str(tmp / "canaries.json"), test],
+                       input=_script(), text=True, cwd=tmp, check=True)
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", "/dev/null", "--rootdir",
+                        str(tmp), f"--junitxml={tmp / 'out' / 'report.xml'}", test], cwd=tmp, capture_output=True)
+        tests = parse_junit(tmp / "out").tests
+        canaries = canaries_of({"canaries": "manifest"}, tmp, ("kx1", "ky2"))
+        real = [i for i in tests if not canaries.owns(i)]
+        verdict, evidence, _, _ = decide(tests, real, canaries, 1)
+        checked, mutants = checked + 1, mutants + len(canaries.originals)
+        if verdict != "pass" or not real:
+            wrong.append((ex.slug, verdict, evidence[:2]))
+    assert checked == 34 and mutants >= 34, (checked, mutants)
+    assert wrong == []
