@@ -13,7 +13,8 @@ names no tier: it asks ``rules.tiers.get(name)`` for a ``Tier`` and calls these:
   ``report_run(ctx, agent)`` (which run ``doit run agent=X`` makes before the report), ``regrade(agent)``,
   ``agent_bases(suite, tasks)`` (the images agents are built on for its tasks, besides the grader image),
   ``stale_judge(suite, agents)`` (whether a stored result no longer counts, for the report) and
-  ``suspicions(meta)`` (the patterns the suspicion scan looks for in a task's graded change: ``rules.scan``).
+  ``suspicions(meta)`` (the patterns the suspicion scan looks for in a task's graded change: ``rules.scan``) and
+  ``conformance(meta, task_dir, stub, graded)`` (flags of the graded tree's public API against the stub's).
 
 A ``TaskSpec`` names its own image (the tag every stage runs it in) and the stamp that says which build of the
 image it was proven with, so a tier with one image per repository and version needs no global grader.
@@ -225,6 +226,12 @@ class Tier:
         patterns of what no solution of it needs (the test framework reached, equality that says yes to
         anything, the tests or descriptors read, output redirected); () scans nothing."""
         return ()
+
+    def conformance(self, meta: dict, task_dir: Path, stub: Path, graded: Path) -> list[dict]:
+        """Flags, shaped as the suspicion scan's (``rules.scan.scan``), where the ``graded`` tree's public API
+        departs from the one the ``stub`` tree declares for the task in ``task_dir`` (whose task.json holds
+        ``meta``): evidence beside the scan's, no verdict depends on it; [] checks nothing."""
+        return []
 
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """``judge(result, task_dir, agent, trial_dir) -> bool``: True when a stored trial result no longer

@@ -66,8 +66,8 @@ from rules.grade import grade
 from rules.services import GATEWAY_STATE
 from rules.records import TRIAL_FORMAT, TRIAL_RECORD_FORMAT, TrialResult, TryRecord, now
 from rules.render import render
-from rules.scan import scan
-from rules.tiers import groups_of, suspicions_of
+from rules.scan import MAX_FLAGS, scan
+from rules.tiers import conformance_of, groups_of, suspicions_of
 from rules.worktree import (archive_work, fresh_folder, graded_diff, graded_tree, lay_work_tree, lay_work_tree_like,
                             remove_special_files, remove_tree, tree_problem, tree_size, unpack_work, work_diff,
                             work_digest)
@@ -696,15 +696,22 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
 def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict] | None:
     """The suspicion scan's flags (``rules.scan.scan``) on the change a grading of the task in ``task_dir``
     read: the ``graded`` tree against the ``stub`` (``rules.worktree.graded_diff``), with the table of the
-    task's tier (``rules.tiers.suspicions_of``). Evidence for a reviewer; no verdict depends on it. None (not
+    task's tier (``rules.tiers.suspicions_of``), then the tier's API conformance flags (``rules.tiers.conformance_of``:
+    the aider tier's ``signature`` flags). Evidence for a reviewer; no verdict depends on it. None (not
     scanned) when the tier cannot be loaded here (a plug-in tier a cluster node's home lacks) or the change
-    cannot be read (git or diff failed on the tree)."""
+    cannot be read (git or diff failed on the tree); a conformance check that cannot run (its parser missing on
+    a node) leaves the scan's flags alone."""
     meta = read_json(Path(task_dir) / "task.json") or {}
     try:
         table = suspicions_of(meta)
-        return scan(graded_diff(task_dir, stub, graded), table) if table else []
+        flags = scan(graded_diff(task_dir, stub, graded), table) if table else []
     except Exception:  # noqa: BLE001 - evidence that decides nothing must never cost the trial its verdict
         return None
+    try:
+        flags += conformance_of(meta, task_dir, stub, graded)
+    except Exception:  # noqa: BLE001 - as above; the scan's flags stand without the conformance check's
+        pass
+    return flags[:MAX_FLAGS]
 
 
 def _graded(grader_id: str, check: str, regraded: bool) -> dict:

@@ -567,12 +567,13 @@ def test_files_the_patch_leaves_out_never_make_an_attempt_plausible(home):
     assert (r["status"], r["resolved"], r["plausible"]) == ("fail", False, False), r
 
 
-# ---- the documented limit: a forger that tells the canaries apart ----
+# ---- a forger that spares the old canaries' shape ----
 
-# The graded code runs in pytest's process and may rewrite its report; the canaries catch a forger that cannot
-# tell them from the real tests. Their names have one shape (``test_k`` and 11 hex digits) and they are the last
-# two functions of the first test file, so a forger that spares them passes. The aider tier's known limit (a
-# solution that reads the canaries' names) in a cheaper form; kept as a limit (evals/README.md).
+# The graded code runs in pytest's process and may rewrite its report. The canaries had one shape (``test_k`` and
+# 11 hex digits, the last two functions of the first test file), so a forger that spared them passed (a documented
+# limit until issue 19). They are now named and placed like the instance's own tests, with copies of its tests
+# whose expected value is changed (templates/swe/canaries.py.j2): the forger below turns their failures into
+# passes too, and the grading says tampered.
 CANARY_AWARE = WRONG + textwrap.dedent('''\
     import atexit as _atexit, glob as _glob, os as _os, re as _re
 
@@ -589,12 +590,11 @@ CANARY_AWARE = WRONG + textwrap.dedent('''\
 
 
 @docker
-@pytest.mark.xfail(strict=True, reason="documented limit: in-process code that tells the canaries apart forges "
-                                       "its report (evals/README.md, the trust boundary)")
-def test_a_forger_that_spares_the_canaries_is_caught(home, tmp_path):
+def test_a_forger_that_spares_the_old_canary_shape_is_tampered(home, tmp_path):
     assert "test_k[0-9a-f]{11}" in CANARY_AWARE
     g, _ = _grade_attack(home, tmp_path, "canary-aware", {"calc/__init__.py": CANARY_AWARE}, {}, [])
-    assert not g.passed, g.output[-2000:]
+    assert (g.verdict, g.passed) == ("tampered", False), (g.evidence, g.output[-2000:])
+    assert any("expected value changed" in e or "must fail" in e for e in g.evidence), g.evidence
 
 
 # ---- infrastructure is never the agent's doing ----

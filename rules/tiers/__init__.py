@@ -132,3 +132,14 @@ def suspicions_of(meta: dict) -> tuple:
         return ()
     table = getattr(get(name), "suspicions", None)
     return tuple(table(meta)) if callable(table) else ()
+
+
+def conformance_of(meta: dict, task_dir, stub, graded) -> list[dict]:
+    """The API conformance flags (shaped as ``rules.scan.scan``'s) of the ``graded`` tree against the ``stub``
+    tree of the task in ``task_dir`` whose task.json holds ``meta``: its tier's ``conformance``; [] for a task
+    that names no tier, or a tier without the check. Raises ConfigError, as ``get``, for an unknown tier."""
+    name = meta.get("tier")
+    if not name:
+        return []
+    check = getattr(get(name), "conformance", None)
+    return list(check(meta, task_dir, stub, graded)) if callable(check) else []

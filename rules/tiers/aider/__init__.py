@@ -200,6 +200,16 @@ class AiderTier(Tier):
 
         return TABLE.get(meta.get("language"), ())
 
+    def conformance(self, meta: dict, task_dir: Path, stub: Path, graded: Path) -> list[dict]:
+        """The ``signature`` flags of ``rules.tiers.aider.signatures`` for a typed track (Java, Rust, C++, Go):
+        the graded tree's public signatures against the stub's, the reference's accepted too (the published
+        answer beside the task: ``<home>/answers/<task>``, when there)."""
+        from rules.tiers.aider.signatures import conformance
+
+        reference = Path(task_dir).resolve().parent.parent / "answers" / Path(task_dir).resolve().name
+        return conformance(meta.get("language", ""), stub, graded, list(meta.get("solution_files") or []),
+                           reference if reference.is_dir() else None)
+
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """The judge of ``rules.trial.trial_state``: a finished result is stale when its state is not
         ``current`` for the run's current agent, the task and today's grader image and grading limits."""

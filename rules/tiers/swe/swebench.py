@@ -525,6 +525,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
             "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
             "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
             "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
+            "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
         })
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
