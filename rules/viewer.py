@@ -166,7 +166,8 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
     """What a trial's page shows, as data (``trial.html.j2``'s ``t``): ``result`` is its result.json,
     ``trial_dir`` its folder, ``task_dir`` its published task (the prompt), ``run`` its ``rules.report.Run``,
     ``folder`` the trial folder's name, ``expected`` the task's test ids, ``others`` the same task in the other
-    runs (``[{"label", "href", "word"}]``) and ``word`` its outcome word in the matrix (``rules.report.cell``)."""
+    runs (``[{"label", "href", "word"}]``) and ``word`` its outcome word in the matrix (``rules.report.cell``).
+    ``last_step`` is what the agent last did (the last try's last agent step, else its log's last line)."""
     from rules.report import error_kind, error_message, flag_line, suspicious_tries, tampered_tries
 
     files = f"../../runs/{quote(run.run, safe='')}/{quote(folder, safe='@')}/"
@@ -196,6 +197,18 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
             "tokens_sent": usage.get("tokens_sent"), "tokens_received": usage.get("tokens_received"),
             "cost": _money(usage.get("cost")), "suspicions": [flag_line(f) for f in t.get("suspicions") or []],
         })
+    last_step = None
+    for r in reversed(tries):  # what the agent last did: the last try's last agent step, else its log's end
+        agent_steps = [s for s in r["steps"] if s["source"] == "agent"]
+        if agent_steps:
+            s = agent_steps[-1]
+            text = s["message"] or "; ".join(f"{c['name']} {c['arguments']}" for c in s["calls"])
+            last_step = {"where": f"{r['label']}, step {s['n']}", "text": " ".join(text.split())[:400]}
+            break
+        if r["log"] and r["log"]["text"].strip():
+            last_step = {"where": f"{r['label']}, the end of its log",
+                         "text": r["log"]["text"].strip().splitlines()[-1][:400]}
+            break
     diff = _read(trial_dir / "work.diff") or _read(trial_dir / "patch.diff")
     seconds = [result.get(k) if isinstance(result.get(k), (int, float)) else None
                for k in ("agent_seconds", "grading_seconds", "seconds")]
@@ -220,7 +233,7 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
         "cost": _money(usage.get("cost")), "settings": result.get("settings") or run.settings,
         "command": run.command, "images": result.get("images") or {}, "service": result.get("service"),
         "backend": result.get("backend"), "started": result.get("started"), "finished": result.get("finished"),
-        "service_log": (trial_dir / "service.log").is_file(), "others": others,
+        "service_log": (trial_dir / "service.log").is_file(), "others": others, "last_step": last_step,
     }
 
 

@@ -40,7 +40,7 @@ def trial_record(task: str, run: str, status: str, language: str, cost: float, s
                      "seconds": 2.0, "timed_out": False, "exit_code": 1}
         if status == "error":
             grade = None
-        usage = {"tokens_sent": 1200 * n, "tokens_received": 300 * n, "cost": round(cost / n_tries, 4)}
+        usage = {"tokens_sent": 1200, "tokens_received": 300, "cost": round(cost / n_tries, 4)}
         outcome = "pass" if passed else ("fail" if status == "pass" else status)
         steps_list = [{"step_id": 1, "source": "user", "message": f"Solve {task}. <script>alert(1)</script>"}]
         for s in range(2, steps + 1):
