@@ -98,3 +98,31 @@ def test_a_person_goes_from_the_matrix_to_a_failed_trial_and_reads_why(browser, 
     assert page.url.endswith("/report.html")
     assert not errors, errors
     page.close()
+
+
+def test_the_matrix_filters_by_name_language_outcome_and_run_and_sorts(browser, tmp_path):
+    tier = _report(tmp_path, 3)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((tier / "report.html").as_uri())
+    visible = lambda: [t for t in page.locator("table.matrix td.task").all_inner_texts()  # noqa: E731
+                       if t and page.locator("table.matrix td.task", has_text=t).first.is_visible()]
+    assert page.locator("#f-shown").inner_text() == f"{len(TASKS)} of {len(TASKS)} tasks shown"
+    page.fill("#f-task", "go-")
+    assert visible() == ["go-clock"]
+    page.fill("#f-task", "")
+    page.select_option("#f-group", "python")
+    assert sorted(visible()) == ["python-bowling", "python-zipper"]
+    page.select_option("#f-group", "")
+    page.select_option("#f-outcome", "tampered")  # OUTCOMES cycles: run 1 tampered python-zipper only
+    page.select_option("#f-run", "1")
+    assert visible() == ["python-zipper"] and page.locator("#f-shown").inner_text() == f"1 of {len(TASKS)} tasks shown"
+    page.select_option("#f-outcome", "")
+    page.select_option("#f-run", "")
+    page.locator("table.matrix th.sort").first.click()  # by task name, ascending
+    names = page.locator("table.matrix td.task").all_inner_texts()
+    assert names == sorted(names)
+    page.locator("table.matrix th.sort").first.click()  # descending
+    assert page.locator("table.matrix td.task").all_inner_texts() == sorted(names, reverse=True)
+    page.locator("table.matrix").screenshot(path=str(tmp_path / "matrix-sorted.png"))
+    print(f"screenshot: {tmp_path / 'matrix-sorted.png'}")
+    page.close()
