@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,6 +28,7 @@ STAMPS = "stamps.json"  # in TRIALS: page path → the digest of the inputs it w
 TEXT_CAP = 24_000  # characters of one log, output or diff shown on a page; the rest is a link to the file
 STEP_CAP = 4_000  # characters of one trajectory step's message, arguments or observation
 STEPS_CAP = 400  # trajectory steps shown per try (the first ones; the last one is always shown)
+STEPS_CHARS = 200_000  # characters of a try's shown steps at most: past them only the last step is shown
 TEMPLATE = "report/trial.html.j2"
 
 
@@ -63,9 +65,11 @@ def _text(value) -> str:
 
 def trajectory_steps(data) -> list[dict]:
     """The steps of an ATIF-v1.7 trajectory (``rules.adapters``) as a page shows them: ``[{"n", "source",
-    "message", "calls": [{"name", "arguments"}], "results": [text], "metrics": dict, "truncated": bool}]``,
-    each text capped at STEP_CAP. At most STEPS_CAP steps: the first STEPS_CAP - 1 and the last one (what the agent
-    last did). Anything that is not a trajectory gives []."""
+    "message", "calls": [{"name", "arguments"}], "results": [text], "metrics": dict, "truncated": bool, "index" (its
+    1-based place in the file)}]``,
+    each text capped at STEP_CAP. At most STEPS_CAP steps, and steps only until their texts pass STEPS_CHARS
+    characters: the first ones and always the last one (what the agent last did). Anything that is not a
+    trajectory gives []."""
     steps = data.get("steps") if isinstance(data, dict) else None
     if not isinstance(steps, list):
         return []
@@ -73,8 +77,11 @@ def trajectory_steps(data) -> list[dict]:
     if len(chosen) > STEPS_CAP:
         chosen = chosen[:STEPS_CAP - 1] + chosen[-1:]
     out = []
+    used = 0
     for n, step in chosen:
         if not isinstance(step, dict):
+            continue
+        if used > STEPS_CHARS and n != len(steps):  # the budget is spent: only the last step still
             continue
         cut = False
 
@@ -88,10 +95,11 @@ def trajectory_steps(data) -> list[dict]:
                  for c in step.get("tool_calls") or [] if isinstance(c, dict)]
         obs = step.get("observation") if isinstance(step.get("observation"), dict) else {}
         results = [cap(r.get("content") if isinstance(r, dict) else r) for r in obs.get("results") or []]
-        out.append({"n": step.get("step_id", n), "source": str(step.get("source") or "?"),
+        out.append({"n": step.get("step_id", n), "index": n, "source": str(step.get("source") or "?"),
                     "message": cap(step.get("message")), "calls": calls, "results": results,
                     "metrics": step.get("metrics") if isinstance(step.get("metrics"), dict) else {},
                     "truncated": cut})
+        used += len(out[-1]["message"]) + sum(len(c["arguments"]) for c in calls) + sum(map(len, results))
     return out
 
 
@@ -175,13 +183,15 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
     for entry in _tries(result, trial_dir):
         t, where, prefix = entry["try"], entry["dir"], files + quote(entry["prefix"])
         n = t.get("try", 1)
-        steps, log = [], None
+        steps, log, total = [], None, 0
         traj_name = t.get("trajectory")
         if isinstance(traj_name, str) and "/" not in traj_name:
             try:
-                steps = trajectory_steps(json.loads((where / traj_name).read_text(encoding="utf-8")))
+                data = json.loads((where / traj_name).read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                steps = []
+                data = None
+            steps = trajectory_steps(data)
+            total = len(data["steps"]) if steps else 0
         if not steps:
             log = _read(where / f"agent-{n}.log")
         grade = t.get("grade") if isinstance(t.get("grade"), dict) else None
@@ -189,7 +199,7 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
         agent = t.get("agent") if isinstance(t.get("agent"), dict) else {}
         tries.append({
             "label": entry["label"], "outcome": t.get("outcome"), "note": t.get("note") or "",
-            "steps": steps, "steps_total": len(steps), "trajectory": traj_name if steps else None,
+            "steps": steps, "steps_total": total, "trajectory": traj_name if steps else None,
             "log": log, "files": prefix, "follow_up": _read(where / f"prompt-{n}.txt"),
             "grade": grade, "grade_log": _read(where / f"grade-{n}.log"), "tests": test_results(expected, grade),
             "agent_seconds": agent.get("seconds"), "grade_seconds": (grade or {}).get("seconds"),
@@ -237,6 +247,7 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
     }
 
 
+@lru_cache(maxsize=1)
 def _environment():
     """The pages' Jinja2 environment: templates/ with autoescape on (every value is a trial's untrusted text)
     and an undefined variable an error."""
