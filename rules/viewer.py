@@ -329,3 +329,44 @@ def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_
     if new or stamps:
         write_json(out_dir / STAMPS, new, only_if_changed=True)
     return counts
+
+
+HOST = "127.0.0.1"  # `doit view` listens here only: the pages are a lab home's records, not for the network
+
+
+def server(directory: Path, port: int = 8000):
+    """An HTTP server of ``directory``'s files (the lab home's ``evals/``) on 127.0.0.1:``port`` (0: any free
+    port), read only (GET and HEAD), not yet serving: call ``serve_forever()``, and ``server_close()`` after.
+    Raises OSError when the port is taken (the message names it)."""
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 (http.server's name) — one line per request is noise
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    try:
+        return ThreadingHTTPServer((HOST, port), handler)
+    except OSError as exc:
+        raise OSError(f"doit view: cannot listen on {HOST}:{port} ({exc.strerror}); give another port with "
+                      f"LAB_VIEW_PORT=N (0: any free one)") from None
+
+
+def view(evals: Path, port: int) -> None:
+    """``doit view``: serve ``evals`` on 127.0.0.1:``port`` until Ctrl-C, printing the URL of each tier's report
+    (the pages work from ``file://`` too: this is for people who prefer a URL)."""
+    srv = server(evals, port)
+    base = f"http://{HOST}:{srv.server_address[1]}/"
+    reports = sorted(p.parent.name for p in Path(evals).glob("*/report.html"))
+    print(f"serving {evals} at {base} (127.0.0.1 only; Ctrl-C stops it)")
+    for tier in reports:
+        print(f"  {base}{quote(tier)}/report.html")
+    if not reports:
+        print("  no report yet: `doit report` writes evals/<tier>/report.html")
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.server_close()

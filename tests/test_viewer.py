@@ -130,3 +130,22 @@ def test_a_swe_trial_page_shows_each_attempt_s_tries_and_the_patch(tmp_path):
     assert [t["label"] for t in view["tries"]] == ["attempt 1 (a), try 1", "attempt 2 (b), try 1"]
     assert "raise ValueError" in html and "patch.diff" in html
     assert 'href="../../runs/a%2Bb/pallets__flask-4045/attempt-2/trajectory-1.json"' in html
+
+
+def test_doit_view_serves_the_evals_folder_on_loopback_only(tmp_path):
+    import threading
+    import urllib.request
+
+    (tmp_path / "aider").mkdir()
+    (tmp_path / "aider" / "report.html").write_text("<p>the report</p>")
+    srv = viewer.server(tmp_path, 0)
+    host, port = srv.server_address[:2]
+    assert host == "127.0.0.1"
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/aider/report.html", timeout=10) as r:
+            assert r.read() == b"<p>the report</p>"
+    finally:
+        srv.shutdown()
+        srv.server_close()
