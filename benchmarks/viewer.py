@@ -1,12 +1,12 @@
 """The report and the trial pages at scale: 20 runs over 525 tasks (10,500 stored trials), in headless chromium.
 
-    python3 benchmarks/viewer.py [--runs 20] [--aider 224] [--swe 300] [--home DIR] [--keep]
+    python3 benchmarks/viewer.py [--runs 20] [--aider 225] [--swe 300] [--home DIR] [--keep]
 
 Makes a home (a temporary folder unless ``--home``) with synthetic stored trials (tests/viewer_fixture.py: the
 records rules.records defines, each trial with result.json, two tries' agent logs, trajectories and grader
 output, and a work.diff; every 50th trial has a 2 MB agent log and a 3,000-step trajectory, to check the caps),
-under the aider tier: 224 aider-shaped task names (``<language>-<exercise>``) and 300 swe-shaped ones
-(``<owner>__<repo>-<number>``). Nothing it makes is committed or kept (unless ``--keep``).
+under the aider tier: 225 aider-shaped task names (``<language>-<exercise>``: the polyglot benchmark's exercises)
+and 300 swe-shaped ones (``<owner>__<repo>-<number>``: SWE-bench Lite's instances), 525 in all. Nothing it makes is committed or kept (unless ``--keep``).
 
 Measures ``rules.report.write_report`` (every page written; again with nothing changed; again after one
 result changed), then, in Debian's chromium through Playwright (file://, as a person opens it), the report's
@@ -68,7 +68,7 @@ def measure(browser, url: str, rounds: int = 3) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--aider", type=int, default=224)
+    ap.add_argument("--aider", type=int, default=225)
     ap.add_argument("--swe", type=int, default=300)
     ap.add_argument("--home", type=Path)
     ap.add_argument("--keep", action="store_true", help="keep the home (its path is printed)")
