@@ -53,9 +53,15 @@ def start(command: Command, argv: list[str]) -> None:
     as doit keeps only the last), and a command that runs tasks takes the home's lock (``hold_home``)."""
     check_variables(command.variables)
     check_repeated(argv)
-    if command.runs_tasks:
+    if command.runs_tasks and not serves_only(command):
         hold_home(argv)
     use(command)
+
+
+def serves_only(command: Command) -> bool:
+    """True for ``doit view`` alone: it serves the home's files and writes none, so it takes no home lock (a
+    server left running must not block ``doit run``) and keeps doit's database in memory in a fresh home."""
+    return command.targets == ("view",)
 
 
 def current() -> Command:

@@ -75,8 +75,9 @@ class LabLoader(DodoTaskLoader):
     def load_tasks(self, cmd, pos_args):
         variables = dict(doit_cmd._CMDLINE_VARS or {})  # doit 0.37 keeps the name=value pairs only there
         # sys.argv only for what doit drops: a variable given twice, and the command line quoted in the lock
-        cli.start(cli.Command(cmd.name, tuple(pos_args), variables, cmd.execute_tasks), sys.argv[1:])
-        if cmd.execute_tasks and cmd.dep_manager.name == ":memory:":
+        command = cli.Command(cmd.name, tuple(pos_args), variables, cmd.execute_tasks)
+        cli.start(command, sys.argv[1:])
+        if cmd.execute_tasks and cmd.dep_manager.name == ":memory:" and not cli.serves_only(command):
             _database_on_disk(cmd, self._dep_file)
         return super().load_tasks(cmd, pos_args)
 

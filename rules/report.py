@@ -844,6 +844,7 @@ def render_pages(report: dict) -> dict[str, str]:
     """The report's pages from its data: ``{"report.md": ..., "report.html": ..., "report.leaderboard.yml": ...}``
     (the leaderboard records only for a tier whose profile has ``records``)."""
     from rules.render import environment
+    from rules.viewer import page_href
 
     env = environment().overlay()
     env.filters.update(pct=pct, ci=ci, pvalue=pvalue, mean_sd=mean_sd, settings_text=settings_text,
@@ -853,7 +854,7 @@ def render_pages(report: dict) -> dict[str, str]:
                        passes=lambda words: sum(w.startswith("pass@") or w in PASSED for w in words), si=si,
                        seconds=lambda v: "–" if v is None else f"{v:.1f}",
                        attempts_mean=lambda v: "–" if v is None else f"{v:.2f}", attempts_title=attempts_title,
-                       fit=lambda text, chars: fit(text, chars * CHAR_PX),
+                       fit=lambda text, chars: fit(text, chars * CHAR_PX), trial_href=page_href,
                        unlabelled_settings=lambda row: any(str(v) not in row["label"] for v in row["settings"].values()))
     prof = profile_of(report["tier"])
     md = env.get_template("report/report.md.j2").render(r=report, prof=prof)
@@ -1023,12 +1024,27 @@ def _groups(entry: dict, task_dir: Path, keys: tuple[str, ...]) -> dict[str, str
     return {k: str(entry.get(k) or meta.get(k) or "?") for k in keys}
 
 
+def _test_ids(manifest_path: Path) -> dict[str, list[str]]:
+    """Each published task's expected test ids (its manifest entry's ``test_ids``; [] when it has none)."""
+    from rules.files import read_json
+
+    try:
+        manifest = read_json(manifest_path) or {}
+    except ValueError:
+        return {}
+    entries = manifest.get("tasks") if isinstance(manifest, dict) else None
+    return {str(e["task"]): [str(i) for i in e.get("test_ids") or []] for e in entries or []
+            if isinstance(e, dict) and "task" in e}
+
+
 def write_report(tier: str, echo: bool = True) -> dict:
     """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and, for a
-    tier whose profile has the Aider leaderboard's records, ``report.leaderboard.yml`` (atomically); print the Markdown when
-    ``echo``. Returns the report data."""
+    tier whose profile has the Aider leaderboard's records, ``report.leaderboard.yml`` (atomically), and every
+    stored trial's page under ``evals/<tier>/trials/`` (``rules.viewer.write_trials``: only the pages whose trial
+    changed); print the Markdown when ``echo``. Returns the report data."""
     from rules.config import load_suite
     from rules.files import write_atomic, write_json
+    from rules.viewer import write_trials
 
     suite = load_suite(tier)
     tasks, runs, notes = load(tier)
@@ -1037,6 +1053,9 @@ def write_report(tier: str, echo: bool = True) -> dict:
     for name, text in pages.items():
         write_atomic(suite.dir / name, text)
     write_json(suite.dir / "report.json", report)
+    views = write_trials(suite.dir, runs, tasks, suite.tasks_dir, _test_ids(suite.manifest_path), suite.runs_dir)
     if echo:
         print(pages["report.md"])
+        print(f"trial pages ({suite.dir / 'trials'}): {views['written']} written, {views['kept']} unchanged"
+              + (f", {views['removed']} removed" if views["removed"] else ""))
     return report

@@ -837,3 +837,17 @@ def _report_run(tier: str, agent: str | None) -> dict:
     except ConfigError as exc:
         # `doit run agent=X` runs the report task: the message says what was asked, not "report"
         return {"actions": [(_fail, [str(exc)])]}
+
+
+def task_view():
+    """Serve evals/ on 127.0.0.1 (port 8000; LAB_VIEW_PORT=N another, 0 any free one) until Ctrl-C: the reports
+    and trial pages by URL (they open from file:// as well). Reads only, so it holds no home lock."""
+    from rules.config import EVALS
+    from rules.viewer import view
+
+    port = os.environ.get("LAB_VIEW_PORT", "8000")
+    if not port.isdigit() or int(port) > 65535:
+        return {"actions": [(_fail, [f"LAB_VIEW_PORT={port}: give a port number, 0 to 65535 (0: any free one)"])],
+                "uptodate": [False], "meta": {"quiet": True}}
+    return {"actions": [(view, [EVALS, int(port)])], "uptodate": [False], "verbosity": 2,
+            "doc": "serve evals/ (reports, trial pages) on 127.0.0.1:8000 until Ctrl-C (LAB_VIEW_PORT=N)"}

@@ -238,7 +238,7 @@ def test_one_run_report_pages():
     assert "upper bound" in md and "not the score" in md and "pass@" not in md
     assert "the canary test was reported as passed" in md and "| a+b | pytest-dev__pytest-11148 | 1 | 1 | tampered |" in md
     assert "401 Unauthorized" in md and "leaderboard.yml" not in md
-    assert not re.search(r'(src|href)="(https?:)?//', html) and "<script" not in html
+    assert not re.search(r'(src|href)="(https?:)?//', html) and not re.search(r"<script[^>]*\bsrc=", html)
     assert "Retry until plausible" in html and "pass@" not in html
     # pytest-11143: unresolved, least bad attempt 2 of the 6 made; hover lists every attempt
     assert "unresolved · a2/6" in html and "chosen: attempt 2 of 6, none plausible: the least bad" in html
