@@ -234,11 +234,12 @@ def check_digest(task_dir: Path) -> str:
 
 
 def template_digest(agent: Agent) -> str:
-    """SHA-256 (hex) of the agent's image template (what its image is built from); "" when it is missing (the
-    image cannot be built then, and its build says why)."""
+    """SHA-256 (hex) of what the agent's images are built from (``Agent.images_digest``: each rendered
+    Dockerfile and every file it copies, for the agent's image, its service's and its gateway's); "" when its
+    template is missing (the image cannot be built then, and its build says why)."""
     try:
-        return sha256_bytes(agent.template_path().read_bytes())
-    except Exception:  # noqa: BLE001 - a missing template: the image cannot be built, the build says why
+        return agent.images_digest()
+    except Exception:  # noqa: BLE001 - a template that does not render: the image cannot be built, the build says why
         return ""
 
 
