@@ -748,7 +748,8 @@ def gateway_usage(t: Trial, n: int) -> dict | None:
             "tokens_sent": sum(int(r.get("prompt_tokens") or 0) for r in calls),
             "tokens_received": sum(int(r.get("completion_tokens") or 0) for r in calls),
             "refused": len(refused), "over_budget": refused[0] if refused else None,
-            "errors": [str(r.get("error", ""))[:300] for r in calls if not r.get("ok")][:3]}
+            "errors": [str(r.get("error", ""))[:300] for r in calls if not r.get("ok")][:3],
+            "dropped": sorted({str(f) for r in rows if isinstance(r.get("dropped"), list) for f in r["dropped"]})}
 
 
 def gateway_problem(counted: dict | None) -> dict | None:
