@@ -98,6 +98,37 @@ def without_unknown_fields(data: dict, accepted) -> list[str]:
     return dropped
 
 
+def _one_stream_argument() -> None:
+    """Make litellm 1.80.8's streamed Gemini route work through the chat completions adapter: the proxy's
+    ``:streamGenerateContent`` endpoint sets ``stream`` in the request, and ``agenerate_content_stream`` passes
+    its keywords on beside its own ``stream=True`` ("got multiple values for keyword argument 'stream'": every
+    gemini-cli request failed). The Router takes the function from ``litellm.google_genai`` when it is made,
+    after this module (a callback of the configuration) is loaded, so the wrapper given there is the one it
+    calls; it drops the request's ``stream``, which that function sets anyway."""
+    import functools
+
+    import litellm.google_genai as genai
+
+    original = genai.agenerate_content_stream
+    if getattr(original, "lab_one_stream", False):
+        return
+
+    @functools.wraps(original)
+    async def agenerate_content_stream(*args, **kwargs):
+        kwargs.pop("stream", None)
+        return await original(*args, **kwargs)
+
+    agenerate_content_stream.lab_one_stream = True
+    genai.agenerate_content_stream = agenerate_content_stream
+
+
+for _patch in (_one_stream_argument,):
+    try:
+        _patch()
+    except (ImportError, AttributeError):  # another litellm: its Gemini route is as it is
+        pass
+
+
 class LabUsage(CustomLogger):
     """Counts requests (at admission) and tokens (on success) per try; refuses past the budget."""
 
