@@ -281,6 +281,27 @@ class Agent:
         return environment().from_string(text).render(grader=grader, debian=debian, agent=self.name,
                                                       **dict(self.build))
 
+    def image_digest(self, grader: str = DEFAULT_GRADER, debian: str = "debian:bookworm") -> str:
+        """SHA-256 (hex) over what the agent's image is built from (``rules.context.build_digest``): its
+        Dockerfile rendered ``FROM`` ``grader`` (the prefix stage ``FROM`` the nominal ``debian``: which Debian
+        image a machine has is not the agent's identity) and every file that Dockerfile copies from the build
+        context (an adapter or prefix script), so changing a copied file rebuilds the image and redoes the
+        agent's trials. Raises AgentError when the template is missing."""
+        from rules.context import Context, build_digest
+
+        return build_digest(self.dockerfile(grader, debian), Context())
+
+    def images_digest(self) -> str:
+        """SHA-256 (hex) of everything the images of this agent's trials are built from: its own image's
+        ``image_digest`` and that of each image started beside it (its service, its gateway: a changed gateway
+        script redoes its trials too); "" when its template is missing (the image cannot be built then, and
+        its build says why)."""
+        try:
+            parts = [self.image_digest()] + [s.image_digest for s in (self.service, self.gateway) if s is not None]
+        except ConfigError:
+            return ""
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
     def tag(self, grader: str = DEFAULT_GRADER) -> str:
         """The agent image's tag: ``lab/agent-<name>:latest`` on the default grader image; on another grader
         image (``LAB_GRADER_IMAGE``) a tag naming it, so the two never overwrite each other."""

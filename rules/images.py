@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from rules import sandbox
+from rules import context, sandbox
 from rules.config import STATE, TEMPLATES
 from rules.files import read_json, write_json
 from rules.render import render
@@ -23,7 +23,7 @@ from rules.render import render
 GRADER = os.environ.get("LAB_GRADER_IMAGE", "lab/grader:latest")
 TRACK_ORDER = tuple(t for t in ("python", "go", "javascript", "cpp", "java", "rust")  # grader layers, steadiest first
                     if t in os.environ.get("LAB_GRADER_TRACKS", t).split(","))
-HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+HOST_CA = context.HOST_CA
 
 
 def stamp_path(name: str) -> Path:
@@ -32,10 +32,8 @@ def stamp_path(name: str) -> Path:
 
 
 def _image_files() -> list[Path]:
-    """Every file under ``templates/images/`` but Python's bytecode caches (a test that imports the grader's
-    lab_grader writes them beside it: they must neither rebuild the image nor enter it)."""
-    return sorted(p for p in (TEMPLATES / "images").rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    """Every file under ``templates/images/`` but Python's bytecode caches (``rules.context.image_files``)."""
+    return context.image_files()
 
 
 def grader_templates() -> list[Path]:
@@ -44,11 +42,9 @@ def grader_templates() -> list[Path]:
 
 
 def context_files() -> dict[str, bytes]:
-    """The build context: every file under ``templates/images/`` (no bytecode cache) and the host's CA bundle
-    (empty if none)."""
-    files = {p.relative_to(TEMPLATES / "images").as_posix(): p.read_bytes() for p in _image_files()}
-    files["ca-certificates.crt"] = HOST_CA.read_bytes() if HOST_CA.is_file() else b""
-    return files
+    """The build context (``rules.context.context_files``): every file under ``templates/images/`` and the
+    host's CA bundle."""
+    return context.context_files()
 
 
 def grader_dockerfile(base: str) -> str:

@@ -9,12 +9,11 @@ the trial's last try.
 
 The service's image is a Dockerfile template (``templates/images/services/<image>.Dockerfile.j2``) built
 ``FROM`` the Debian base image, not the grader image: a grader change never rebuilds it. Its tag and stamp
-name carry a digest of the template name and build variables, so agents that declare the same service share
-one image. This module parses and renders; it knows nothing of Docker or doit.
+name carry a digest of its rendered Dockerfile and every file that Dockerfile copies (``rules.context``), so
+agents that declare the same service share one image, and a changed copied file is another image. This module parses and renders; it knows nothing of Docker or doit.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ PLACEHOLDER = re.compile(r"\{port\}")
 # The default readiness probe: an HTTP GET of the OpenAI-compatible model list, with the image's python3.
 DEFAULT_READY = ("python3", "-c", "import urllib.request; "
                  "urllib.request.urlopen('http://127.0.0.1:{port}/v1/models', timeout=5).read()")
+NOMINAL_BASE = "debian:bookworm"  # the base a service's Dockerfile is rendered FROM for its digest
 DEFAULT_LIMITS = Limits(cpus=1.0, memory=2 * 1024**3, pids=256, timeout=180)
 
 
@@ -66,9 +66,25 @@ class Service:
 
     @property
     def image_digest(self) -> str:
-        """12 hex digits of SHA-256 over what the image is built from: the template name and build variables."""
-        data = json.dumps({"image": self.image, "build": dict(self.build)}, sort_keys=True).encode()
-        return hashlib.sha256(data).hexdigest()[:12]
+        """12 hex digits of SHA-256 over what the image is built from (``rules.context.build_digest``): the
+        Dockerfile rendered from the template and build variables (``FROM`` the nominal ``debian:bookworm``:
+        which Debian image a machine has is not the service's identity) and every file it copies from the build
+        context, so a changed ``COPY``'d file (the gateway's ``lab_usage.py``) is another image, another tag."""
+        from rules.context import Context, build_digest
+
+        try:
+            text = self.dockerfile(NOMINAL_BASE)
+        except Exception:  # noqa: BLE001 - no template, or one that does not render: the build says so; the
+            # name and variables still tell two services apart
+            text = json.dumps({"image": self.image, "build": dict(self.build)}, sort_keys=True)
+        return build_digest(text, Context(self.context_files_or_none()))[:12]
+
+    def context_files_or_none(self) -> dict[str, bytes]:
+        """``context_files``, or {} when the template is missing."""
+        try:
+            return self.context_files()
+        except ConfigError:
+            return {}
 
     @property
     def image_name(self) -> str:

@@ -542,6 +542,15 @@ def _build_agent(name: str) -> None:
     return None
 
 
+def _agent_digest(agent, on: str) -> str:
+    """``agent.image_digest(on)`` (its rendered Dockerfile and the files it copies: a changed copied file
+    rebuilds the image), or "" when its template is missing or does not render (the build says why)."""
+    try:
+        return agent.image_digest(on)
+    except Exception:  # noqa: BLE001 - the build action reports a missing or broken template
+        return ""
+
+
 def _agent_image_task(name: str, agent, base: str | None, base_id: str = "") -> dict:
     """The doit task that builds agent ``name``'s image FROM ``base`` (None: the grader image)."""
     from rules import images
@@ -557,7 +566,7 @@ def _agent_image_task(name: str, agent, base: str | None, base_id: str = "") -> 
         "file_dep": template + ([images.stamp_path("grader")] if base is None else []),
         "targets": [images.stamp_path(stamp)],
         "uptodate": [config_changed({"image": agent.image, "build": dict(agent.build), "tag": agent.tag(on),
-                                     **({"base_id": base_id} if base else {})}),
+                                     "digest": _agent_digest(agent, on), **({"base_id": base_id} if base else {})}),
                      lambda s=stamp: images.stamp_current(s)],
         "doc": f"build the {name} agent's image" + (f" FROM {base}" if base else ""),
     }

@@ -234,11 +234,12 @@ def check_digest(task_dir: Path) -> str:
 
 
 def template_digest(agent: Agent) -> str:
-    """SHA-256 (hex) of the agent's image template (what its image is built from); "" when it is missing (the
-    image cannot be built then, and its build says why)."""
+    """SHA-256 (hex) of what the agent's images are built from (``Agent.images_digest``: each rendered
+    Dockerfile and every file it copies, for the agent's image, its service's and its gateway's); "" when its
+    template is missing (the image cannot be built then, and its build says why)."""
     try:
-        return sha256_bytes(agent.template_path().read_bytes())
-    except Exception:  # noqa: BLE001 - a missing template: the image cannot be built, the build says why
+        return agent.images_digest()
+    except Exception:  # noqa: BLE001 - a template that does not render: the image cannot be built, the build says why
         return ""
 
 
@@ -754,7 +755,8 @@ def gateway_usage(t: Trial, n: int) -> dict | None:
             "tokens_sent": sum(int(r.get("prompt_tokens") or 0) for r in calls),
             "tokens_received": sum(int(r.get("completion_tokens") or 0) for r in calls),
             "refused": len(refused), "over_budget": refused[0] if refused else None,
-            "errors": [str(r.get("error", ""))[:300] for r in calls if not r.get("ok")][:3]}
+            "errors": [str(r.get("error", ""))[:300] for r in calls if not r.get("ok")][:3],
+            "dropped": sorted({str(f) for r in rows if isinstance(r.get("dropped"), list) for f in r["dropped"]})}
 
 
 def gateway_problem(counted: dict | None) -> dict | None:

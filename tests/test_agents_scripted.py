@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
-from fixture_upstream import GOOD_PY  # noqa: E402
+from fixture_upstream import GOOD_PY, STUB_PY  # noqa: E402
 from test_trial import make_tier, trial  # noqa: E402
 
 from rules.config import ROOT  # noqa: E402
@@ -30,16 +30,20 @@ KEY = "sk-lab-gateway"
 REACH = {
     "opencode": {"OPENCODE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
     "qwen-code": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
-}
-# Not yet: through litellm 1.80.8's translation claude-code 2.1.332's Messages requests fail upstream
-# ("unexpected keyword argument 'context_management'") and gemini-cli 0.61.0's streamed Gemini requests fail in
-# litellm's google_genai adapter ("got multiple values for keyword argument 'stream'"); both trials end as
-# `error` (unavailable), never as a `fail`. LAB_SCRIPTED_AGENTS=claude-code,... runs them with these:
-LATER = {
+    # the gateway drops the Messages field context_management (litellm 1.80.8 cannot carry it upstream)
     "claude-code": {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": KEY},
+}
+# the body fields the gateway must drop for each agent (recorded in the try's gateway_usage)
+DROPS = {"claude-code": "context_management", "codex": "client_metadata"}
+# Not yet passing (LAB_SCRIPTED_AGENTS=codex,... runs them): codex 0.171.0 offers no tool tests/scripted_model/tools.py
+# knows, so it gets a text answer and the trial fails; gemini-cli and cline not yet run with the fixes of this branch.
+LATER = {
+    "codex": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
     "gemini-cli": {"GOOGLE_GEMINI_BASE_URL": GATEWAY, "GEMINI_API_KEY": KEY},
+    "cline": {"CLINE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
 }
 REACH.update({k: v for k, v in LATER.items() if k in os.environ.get("LAB_SCRIPTED_AGENTS", "")})
+# LAB_SCRIPTED_AGENTS=codex,cline runs only those (or `-k codex`: each agent's images are built on its first test)
 AGENTS = sorted(os.environ.get("LAB_SCRIPTED_AGENTS", ",".join(REACH)).split(","))
 
 
@@ -52,7 +56,7 @@ def scripted_table(agent: str, name: str, mode: str) -> str:
     """``agent``'s shipped table as agent ``name``, in a service namespace with the scripted fixture (``mode``:
     solve | refuse401) and lab's gateway, its base URL and key pointed at the gateway."""
     table = SHIPPED[agent]
-    script = {"mode": mode, "path": "twice.py", "content": GOOD_PY}
+    script = {"mode": mode, "path": "twice.py", "content": GOOD_PY, "old": STUB_PY}
     lines = [f"[{name}]", f"image = {json.dumps(table['image'])}", f"command = {json.dumps(table['command'])}",
              'network = "service"', f"adapter = {json.dumps(table['adapter'])}",
              f"env_set = {_toml({**table.get('env_set', {}), **REACH[agent]})}",
@@ -75,18 +79,30 @@ def home(tmp_path_factory, grader_image) -> Path:
         for agent in AGENTS:
             f.write(scripted_table(agent, f"{agent}-scripted", "solve") +
                     scripted_table(agent, f"{agent}-refused", "refuse401"))
+    return home
+
+
+_BUILT: set[str] = set()
+
+
+def built(home: Path, agent: str) -> None:
+    """Build ``agent``'s two scripted tables' images (the agent's, the fixture's, the gateway's) once per module,
+    so that ``-k NAME`` builds only that agent's (each takes minutes from npm)."""
+    if agent in _BUILT:
+        return
     from rules.agents import load_agents
     agents = load_agents(home / "evals" / "agents.toml")
-    targets = [t for agent in AGENTS for n in (f"{agent}-scripted", f"{agent}-refused")
+    targets = [t for n in (f"{agent}-scripted", f"{agent}-refused")
                for t in [f"agent_image:{n}", *agents[n].service_images()]]
     res = run_doit(home, *sorted(set(targets)), "jobs=1", timeout=3000)
     assert res.code == 0, res.stderr[-3000:] + res.stdout[-2000:]
-    return home
+    _BUILT.add(agent)
 
 
 @docker
 @pytest.mark.parametrize("agent", AGENTS)
 def test_its_own_tool_writes_the_solution_and_the_trial_passes_with_tokens_and_a_tool_call(home, agent):
+    built(home, agent)
     name = f"{agent}-scripted"
     r = trial(home, name, "python-twice", tries=1)
     run = home / "evals" / "aider" / "runs" / name / "python-twice"
@@ -96,6 +112,8 @@ def test_its_own_tool_writes_the_solution_and_the_trial_passes_with_tokens_and_a
     assert r["usage"]["cost"] is None, "the fixture has no price: its cost is unknown, never 0"
     gateway = r["tries"][0]["gateway_usage"]
     assert gateway["requests"] >= 2 and gateway["tokens_sent"] > 0, gateway
+    if agent in DROPS:
+        assert DROPS[agent] in gateway["dropped"], gateway
     trajectory = json.loads((run / r["tries"][0]["trajectory"]).read_text())
     calls = [c for s in trajectory["steps"] for c in s.get("tool_calls", [])]
     assert any("twice.py" in json.dumps(c["arguments"]) for c in calls), trajectory
@@ -104,5 +122,6 @@ def test_its_own_tool_writes_the_solution_and_the_trial_passes_with_tokens_and_a
 @docker
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_refused_key_makes_the_trial_an_agent_error(home, agent):
+    built(home, agent)
     r = trial(home, f"{agent}-refused", "python-twice", tries=1)
     assert r["status"] == "error" and r["error_kind"] == "agent", r

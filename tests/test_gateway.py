@@ -163,3 +163,40 @@ def test_a_try_whose_every_request_failed_says_why_or_where_the_reason_is():
     assert silent["kind"] == "provider" and "service.log" in silent["message"]
     assert not silent["message"].endswith(": ")
     assert gateway_problem({**base, "failed": 4, "errors": []}) is None
+
+
+def test_the_gateway_drops_the_body_fields_its_translation_cannot_carry_and_names_them():
+    """claude-code's Messages requests carry ``context_management`` and codex's Responses requests
+    ``client_metadata``: litellm passes a body field it has no parameter for on as a keyword, and the upstream
+    call failed ("unexpected keyword argument"), so every trial of both was an error. The gateway removes such
+    fields from the client's own body (never what litellm added), for the translated routes only."""
+    import ast
+
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "without_unknown_fields")
+    space: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
+    body = {"model": "m", "messages": [], "max_tokens": 5, "context_management": {"edits": []}, "betas": ["x"]}
+    data = {**body, "metadata": {"user_api_key": "lab"}, "litellm_call_id": "1",
+            "proxy_server_request": {"body": dict(body)}}
+    accepted = {"model", "messages", "max_tokens", "metadata"}
+    assert space["without_unknown_fields"](data, accepted) == ["betas", "context_management"]
+    assert set(data) == {"model", "messages", "max_tokens", "metadata", "litellm_call_id", "proxy_server_request"}
+    assert space["without_unknown_fields"](data, accepted) == []  # already gone: nothing more
+    chat = {"model": "m", "stream_options": {}, "proxy_server_request": {"body": {"model": "m", "stream_options": {}}}}
+    assert space["without_unknown_fields"](chat, None) == [] and "stream_options" in chat
+    assert space["without_unknown_fields"]({"model": "m"}, accepted) == []
+
+
+def test_the_count_names_the_fields_the_gateway_dropped(monkeypatch):
+    from rules import sandbox
+    from rules.trial import Trial, gateway_usage
+
+    rows = [{"try": "1", "admitted": True}, {"try": "1", "dropped": ["context_management"], "call": "anthropic_messages"},
+            {"try": "1", "ok": True, "prompt_tokens": 3, "completion_tokens": 2},
+            {"try": "2", "dropped": ["client_metadata"], "call": "aresponses"}]
+    t = Trial.__new__(Trial)
+    object.__setattr__(t, "gateway", object())
+    monkeypatch.setattr(sandbox, "service_exec", lambda handle, argv: (0, "\n".join(json.dumps(r) for r in rows)))
+    assert gateway_usage(t, 1)["dropped"] == ["context_management"]
+    assert gateway_usage(t, 2)["dropped"] == ["client_metadata"] and gateway_usage(t, 3)["dropped"] == []

@@ -2,7 +2,8 @@
 standard library only) that answers from a script, so that an agent's whole path (its own tool edits the work
 tree, grading, usage, transcript) is exercised deterministically and offline.
 
-The script (``--script JSON`` or the ``SCRIPTED_MODEL_SCRIPT`` variable) is ``{"mode", "path", "content"}``:
+The script (``--script JSON`` or the ``SCRIPTED_MODEL_SCRIPT`` variable) is ``{"mode", "path", "content"}``, and
+optionally ``"old"``, the text ``path`` holds before the agent runs (for a writing tool that replaces text):
   ``solve``         the first reply calls the agent's file-writing tool (``tools.WRITERS``, matched against the
                     request's ``tools``) to write ``content`` to ``path``; once the request carries that tool's
                     result, the reply is the agent's finishing tool (``tools.FINISHERS``) or a plain final message.
@@ -76,7 +77,7 @@ def reply(script: dict, request: dict) -> dict:
     if reader and done == 0 and script["mode"] != "never-finish":  # an agent that overwrites only what it read
         return reader_call(request, reader, script["path"])
     if writer and (script["mode"] == "never-finish" or done < (2 if reader else 1)):
-        return call(writer, WRITERS[writer](script["path"], script["content"]))
+        return call(writer, WRITERS[writer](script["path"], script["content"], script.get("old")))
     if writer and finisher:
         return call(finisher, FINISHERS[finisher]())
     if writer:
@@ -135,6 +136,8 @@ class Handler(BaseHTTPRequestHandler):
                                              "every key)", "type": "invalid_request_error", "code": "invalid_api_key"}})
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return self.send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        # the tools an agent offers, in its service.log: how a new agent's writing and finishing tools are found
+        sys.stderr.write(f"scripted-model: tools offered: {json.dumps(tool_names(request))}\n")
         full = completion(self.server.script, request)
         if not request.get("stream"):
             return self.send(200, full)

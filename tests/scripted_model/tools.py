@@ -2,8 +2,10 @@
 tool, and how each agent says it is done.
 
 ``WRITERS`` maps a tool name (as the agent lists it in the request's ``tools``) to a function
-``(path, content) -> arguments`` (a dict, sent JSON-encoded as the tool call's ``arguments``); ``path`` is
-relative to the agent's work tree (``/work``; ``WORK`` joins it when a tool wants an absolute path).
+``(path, content, old) -> arguments`` (a dict, sent JSON-encoded as the tool call's ``arguments``); ``path`` is
+relative to the agent's work tree (``/work``; ``WORK`` joins it when a tool wants an absolute path); ``old`` is
+the text the file holds now (the script's ``old``; None: unknown or no file), for a tool that replaces text
+rather than writing a whole file.
 ``READERS`` and ``READ_FIRST``: see below. ``FINISHERS`` maps a tool name to the arguments of the agent's finishing tool (an agent that ends its turn on a
 plain reply needs no row). One row per line, so that rows added for several agents merge without conflict.
 """
@@ -18,10 +20,14 @@ def absolute(path: str) -> str:
 
 
 WRITERS = {
-    "write_file": lambda path, content: {"file_path": absolute(path), "content": content},  # gemini-cli, qwen-code
-    "write": lambda path, content: {"filePath": absolute(path), "content": content},  # opencode 1.18
-    "lab_fixture_write": lambda path, content: {"path": path, "content": content},
-    "Write": lambda path, content: {"file_path": absolute(path), "content": content},  # claude-code 2.1.332
+    "write_file": lambda path, content, old: {"file_path": absolute(path), "content": content},  # gemini-cli, qwen-code
+    "write": lambda path, content, old: {"filePath": absolute(path), "content": content},  # opencode 1.18
+    "lab_fixture_write": lambda path, content, old: {"path": path, "content": content},
+    "Write": lambda path, content, old: {"file_path": absolute(path), "content": content},  # claude-code 2.1.332
+    # cline 3.0.65 (@cline/core 0.0.86): creates a missing file from new_text; an existing one only by replacing
+    # old_text (exactly once), so the whole old text is replaced
+    "editor": lambda path, content, old: {"path": absolute(path), "new_text": content,
+                                          **({"old_text": old} if old else {})},
 }
 
 # Agents whose writing tool refuses to overwrite a file not read first in the session (qwen-code 0.24's
@@ -34,4 +40,5 @@ READERS = {
 
 FINISHERS = {
     "lab_fixture_done": lambda: {},
+    "submit_and_exit": lambda: {"summary": "The file is written as the task asks.", "verified": True},  # cline 3.0.65
 }

@@ -1,9 +1,11 @@
 """lab's usage counter in the gateway (a litellm callback): one JSON line per model request in
 ``/tmp/lab-gateway/usage.jsonl`` (``{"try", "ok", "prompt_tokens", "completion_tokens", "call", "error"}``, or
 ``{"try", "refused": "requests" | "tokens"}``, or ``{"try", "admitted": true}`` for each request let through:
-litellm may log one failure per retry of a request), and the per-try budget of ``budget.json``: a request past it is
+litellm may log one failure per retry of a request, or ``{"try", "dropped": [field, ...], "call"}`` for a request
+whose body held fields the gateway's translation does not take, which were removed), and the per-try budget of ``budget.json``: a request past it is
 refused with status 400 before it reaches the upstream. The try number is what lab last wrote to ``try``.
 """
+import inspect
 import json
 import time
 from pathlib import Path
@@ -54,6 +56,79 @@ def with_text_content(data: dict) -> dict:
     return data
 
 
+# The litellm function each translated route's request body is passed to as keyword arguments (litellm 1.80.8):
+# a body field that is not one of its named parameters reaches the upstream call as an unknown keyword and
+# fails it ("unexpected keyword argument 'context_management'" from claude-code's Messages requests,
+# 'client_metadata' from codex's Responses requests). Chat completions are passed on as they are (litellm's
+# drop_params handles theirs).
+TRANSLATED = {"anthropic_messages": "anthropic_messages", "aresponses": "aresponses"}
+_ACCEPTED: dict[str, frozenset | None] = {}
+
+
+def accepted_fields(call_type: str) -> frozenset | None:
+    """The request fields litellm's function for route ``call_type`` names as parameters (its ``**kwargs``
+    left out); None for a route the gateway passes on untouched, or when the function cannot be read."""
+    if call_type not in TRANSLATED:
+        return None
+    if call_type not in _ACCEPTED:
+        try:
+            import litellm
+
+            params = inspect.signature(getattr(litellm, TRANSLATED[call_type])).parameters.values()
+            _ACCEPTED[call_type] = frozenset(p.name for p in params if p.kind != p.VAR_KEYWORD)
+        except (AttributeError, TypeError, ValueError):
+            _ACCEPTED[call_type] = None
+    return _ACCEPTED[call_type]
+
+
+def without_unknown_fields(data: dict, accepted) -> list[str]:
+    """Remove from ``data`` (a request as litellm's proxy holds it before the call) every field of the client's
+    own body (``data["proxy_server_request"]["body"]``: what litellm added itself is never touched) that is not in
+    ``accepted`` (a set of field names; None: nothing is removed); returns the removed names, sorted. These are
+    provider-specific fields (Anthropic's ``context_management``, OpenAI's ``client_metadata``) that the
+    translation to the upstream's chat completions cannot carry."""
+    if accepted is None:
+        return []
+    body = (data.get("proxy_server_request") or {}).get("body")
+    if not isinstance(body, dict):
+        return []
+    dropped = sorted(k for k in body if k not in accepted and k in data)
+    for key in dropped:
+        del data[key]
+    return dropped
+
+
+def _one_stream_argument() -> None:
+    """Make litellm 1.80.8's streamed Gemini route work through the chat completions adapter: the proxy's
+    ``:streamGenerateContent`` endpoint sets ``stream`` in the request, and ``agenerate_content_stream`` passes
+    its keywords on beside its own ``stream=True`` ("got multiple values for keyword argument 'stream'": every
+    gemini-cli request failed). The Router takes the function from ``litellm.google_genai`` when it is made,
+    after this module (a callback of the configuration) is loaded, so the wrapper given there is the one it
+    calls; it drops the request's ``stream``, which that function sets anyway."""
+    import functools
+
+    import litellm.google_genai as genai
+
+    original = genai.agenerate_content_stream
+    if getattr(original, "lab_one_stream", False):
+        return
+
+    @functools.wraps(original)
+    async def agenerate_content_stream(*args, **kwargs):
+        kwargs.pop("stream", None)
+        return await original(*args, **kwargs)
+
+    agenerate_content_stream.lab_one_stream = True
+    genai.agenerate_content_stream = agenerate_content_stream
+
+
+for _patch in (_one_stream_argument,):
+    try:
+        _patch()
+    except (ImportError, AttributeError):  # another litellm: its Gemini route is as it is
+        pass
+
+
 class LabUsage(CustomLogger):
     """Counts requests (at admission) and tokens (on success) per try; refuses past the budget."""
 
@@ -75,6 +150,9 @@ class LabUsage(CustomLogger):
                                                         f"({budget[over]} {over})")
         spent[0] += 1
         append({"try": current_try(), "admitted": True})
+        dropped = without_unknown_fields(data, accepted_fields(call_type))
+        if dropped:
+            append({"try": current_try(), "dropped": dropped, "call": call_type})
         return with_text_content(with_parameters(data))
 
     async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
