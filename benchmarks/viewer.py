@@ -8,7 +8,7 @@ output, and a work.diff; every 50th trial has a 2 MB agent log and a 3,000-step 
 under the aider tier: 225 aider-shaped task names (``<language>-<exercise>``: the polyglot benchmark's exercises)
 and 300 swe-shaped ones (``<owner>__<repo>-<number>``: SWE-bench Lite's instances), 525 in all. Nothing it makes is committed or kept (unless ``--keep``).
 
-Measures ``rules.report.write_report`` (every page written; again with nothing changed; again after one
+Measures ``rules.publish.write_report`` (every page written; again with nothing changed; again after one
 result changed), then, in Debian's chromium through Playwright (file://, as a person opens it), the report's
 first contentful paint and load event (its seconds: the later of the two), and a trial page's (a typical one and the largest), each the median of 3
 loads in a fresh page; and the largest file the browser loads (the pages hold their styles inline and load
@@ -79,7 +79,7 @@ def main() -> int:
     sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
     from viewer_fixture import make_evals  # noqa: E402
 
-    from rules.report import write_report  # noqa: E402
+    from rules.publish import write_report  # noqa: E402
 
     try:
         from playwright.sync_api import sync_playwright

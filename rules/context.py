@@ -24,17 +24,20 @@ HOST_CA_NAME = "ca-certificates.crt"  # the host's CA bundle in the build contex
 NOT_DIGESTED = (HOST_CA_NAME,)
 
 
-def image_files() -> list[Path]:
-    """Every file under ``templates/images/`` but Python's bytecode caches (a test that imports the grader's
-    lab_grader writes them beside it: they must neither rebuild the image nor enter it)."""
-    return sorted(p for p in (TEMPLATES / "images").rglob("*")
+def image_files(templates: Path | None = None) -> list[Path]:
+    """Every file under ``<templates>/images/`` (default: lab's ``templates/``) but Python's bytecode caches (a
+    test that imports the grader's lab_grader writes them beside it: they must neither rebuild the image nor
+    enter it)."""
+    return sorted(p for p in ((templates or TEMPLATES) / "images").rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
 
 
-def context_files() -> dict[str, bytes]:
-    """The build context: every file under ``templates/images/`` (no bytecode cache), by its path relative to
-    that folder, and the host's CA bundle as ``ca-certificates.crt`` (empty if none)."""
-    files = {p.relative_to(TEMPLATES / "images").as_posix(): p.read_bytes() for p in image_files()}
+def context_files(templates: Path | None = None) -> dict[str, bytes]:
+    """The build context: every file under ``<templates>/images/`` (default: lab's ``templates/``; no bytecode
+    cache), by its path relative to that folder, and the host's CA bundle as ``ca-certificates.crt`` (empty if
+    none)."""
+    root = (templates or TEMPLATES) / "images"
+    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in image_files(templates)}
     files[HOST_CA_NAME] = HOST_CA.read_bytes() if HOST_CA.is_file() else b""
     return files
 

@@ -33,7 +33,7 @@ def stamp_path(name: str) -> Path:
 
 def _image_files() -> list[Path]:
     """Every file under ``templates/images/`` but Python's bytecode caches (``rules.context.image_files``)."""
-    return context.image_files()
+    return context.image_files(TEMPLATES)
 
 
 def grader_templates() -> list[Path]:
@@ -44,7 +44,7 @@ def grader_templates() -> list[Path]:
 def context_files() -> dict[str, bytes]:
     """The build context (``rules.context.context_files``): every file under ``templates/images/`` and the
     host's CA bundle."""
-    return context.context_files()
+    return context.context_files(TEMPLATES)
 
 
 def grader_dockerfile(base: str) -> str:

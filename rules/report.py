@@ -26,8 +26,8 @@ not the first, and "resolved by any attempt", an upper bound that is never the s
 stale is the tier's call (``Tier.stale_judge``).
 
 Pure functions compute the numbers from results (``build_report``) and the charts' geometry (``leaderboard``,
-``heatmap``); ``load`` reads the files and ``write_report`` writes the three pages plus
-``report.leaderboard.yml``.
+``heatmap``); ``load`` reads the files and ``render_pages`` renders the three pages (``rules.publish.write_report``
+writes them, ``report.leaderboard.yml`` and the trial pages).
 """
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ REPORT_FORMAT = 2
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 ALPHA = 0.05
 ERROR_KINDS = ("agent", "infrastructure")
+TRIALS = "trials"  # the trial pages' folder, beside report.html (``rules.viewer``)
 REPEAT_SEP = "@"  # runs/<run>/<task>@<k>/ holds repeat k (k >= 2)
 
 
@@ -86,6 +87,14 @@ def spread(rates: list[float]) -> dict:
         return {"repeats": 0, "rates": [], "mean": None, "sd": None, "min": None, "max": None}
     return {"repeats": len(rates), "rates": list(rates), "mean": statistics.fmean(rates),
             "sd": statistics.stdev(rates) if len(rates) > 1 else None, "min": min(rates), "max": max(rates)}
+
+
+def page_href(run: str, folder: str) -> str:
+    """The relative URL of a trial's page from the tier's folder (where report.html is):
+    ``trials/<run>/<trial folder>.html``, each part percent-quoted (a name may hold ``#``, ``?`` or spaces)."""
+    from urllib.parse import quote
+
+    return f"{TRIALS}/{quote(run, safe='')}/{quote(folder, safe='@')}.html"
 
 
 def profile_of(tier: str) -> Profile:
@@ -844,7 +853,6 @@ def render_pages(report: dict) -> dict[str, str]:
     """The report's pages from its data: ``{"report.md": ..., "report.html": ..., "report.leaderboard.yml": ...}``
     (the leaderboard records only for a tier whose profile has ``records``)."""
     from rules.render import environment
-    from rules.viewer import page_href
 
     env = environment().overlay()
     env.filters.update(pct=pct, ci=ci, pvalue=pvalue, mean_sd=mean_sd, settings_text=settings_text,
@@ -1024,7 +1032,7 @@ def _groups(entry: dict, task_dir: Path, keys: tuple[str, ...]) -> dict[str, str
     return {k: str(entry.get(k) or meta.get(k) or "?") for k in keys}
 
 
-def _test_ids(manifest_path: Path) -> dict[str, list[str]]:
+def test_ids(manifest_path: Path) -> dict[str, list[str]]:
     """Each published task's expected test ids (its manifest entry's ``test_ids``; [] when it has none)."""
     from rules.files import read_json
 
@@ -1035,27 +1043,3 @@ def _test_ids(manifest_path: Path) -> dict[str, list[str]]:
     entries = manifest.get("tasks") if isinstance(manifest, dict) else None
     return {str(e["task"]): [str(i) for i in e.get("test_ids") or []] for e in entries or []
             if isinstance(e, dict) and "task" in e}
-
-
-def write_report(tier: str, echo: bool = True) -> dict:
-    """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and, for a
-    tier whose profile has the Aider leaderboard's records, ``report.leaderboard.yml`` (atomically), and every
-    stored trial's page under ``evals/<tier>/trials/`` (``rules.viewer.write_trials``: only the pages whose trial
-    changed); print the Markdown when ``echo``. Returns the report data."""
-    from rules.config import load_suite
-    from rules.files import write_atomic, write_json
-    from rules.viewer import write_trials
-
-    suite = load_suite(tier)
-    tasks, runs, notes = load(tier)
-    report = build_report(tier, tasks, runs, notes=notes)
-    pages = render_pages(report)
-    for name, text in pages.items():
-        write_atomic(suite.dir / name, text)
-    write_json(suite.dir / "report.json", report)
-    views = write_trials(suite.dir, runs, tasks, suite.tasks_dir, _test_ids(suite.manifest_path), suite.runs_dir)
-    if echo:
-        print(pages["report.md"])
-        print(f"trial pages ({suite.dir / 'trials'}): {views['written']} written, {views['kept']} unchanged"
-              + (f", {views['removed']} removed" if views["removed"] else ""))
-    return report

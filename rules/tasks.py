@@ -787,7 +787,7 @@ def _report(tier: str, run: str | None = None):
     """Write the tier's report; after ``doit run`` (``run``: the run it made) fail with the one loud line when
     every trial of the run ended in error (``rules.runs.run_failed``), so the command exits non-zero."""
     from rules import sandbox
-    from rules.report import write_report
+    from rules.publish import write_report
     from rules.runs import run_failed
 
     # an agent box idles until removed: a run killed by Ctrl-C leaves its boxes up; the report (the end of every

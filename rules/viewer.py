@@ -23,19 +23,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 VIEWER_FORMAT = 1  # bump when a page's content changes for the same inputs (every page is rendered again)
-TRIALS = "trials"  # the pages' folder, beside report.html
-STAMPS = "stamps.json"  # in TRIALS: page path → the digest of the inputs it was rendered from
+STAMPS = "stamps.json"  # in the trials folder (``rules.report.TRIALS``): page path → the digest of the inputs it was rendered from
 TEXT_CAP = 24_000  # characters of one log, output or diff shown on a page; the rest is a link to the file
 STEP_CAP = 4_000  # characters of one trajectory step's message, arguments or observation
 STEPS_CAP = 400  # trajectory steps shown per try (the first ones; the last one is always shown)
 STEPS_CHARS = 200_000  # characters of a try's shown steps at most: past them only the last step is shown
 TEMPLATE = "report/trial.html.j2"
-
-
-def page_href(run: str, folder: str) -> str:
-    """The relative URL of a trial's page from the tier's folder (where report.html is):
-    ``trials/<run>/<trial folder>.html``, each part percent-quoted (a name may hold ``#``, ``?`` or spaces)."""
-    return f"{TRIALS}/{quote(run, safe='')}/{quote(folder, safe='@')}.html"
 
 
 def capped(text: str, cap: int = TEXT_CAP) -> tuple[str, bool]:
@@ -286,8 +279,9 @@ def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_
     ``tier_dir/trials/``, rewriting a page only when its inputs changed (``_digest``; stamps in
     ``trials/stamps.json``), and remove the pages of trials no longer stored. ``tasks`` are the published
     ``TaskRow``s, ``test_ids`` task → its expected test ids. Returns ``{"written", "kept", "removed"}`` (counts)."""
-    from rules.files import read_json, write_atomic, write_json
     from rules.config import TEMPLATES
+    from rules.files import read_json, write_atomic, write_json
+    from rules.report import TRIALS
 
     out_dir = Path(tier_dir) / TRIALS
     try:

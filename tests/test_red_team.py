@@ -459,11 +459,10 @@ JAVA_ATTEMPTS = {
         }
         ''')},
 }
-JAVA_HOLES = {
-    "own-type-equals-unicode-hidden": "no signature check: greet returns its own CharSequence; its equals asks "
-        "StackWalker (no permission needed under the security manager) for a known test method; the walk is "
-        "after `// ... \\u000a` and spelled \\u0053tack\\u0057alker, so the line scan sees a comment",
-}
+# "own-type-equals-unicode-hidden" was a hole (greet returns its own CharSequence whose equals asks StackWalker for
+# a known test method, hidden from the line scan by `// ... \u000a`); the API conformance check now flags the
+# changed return type against the stub's `String`.
+JAVA_HOLES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -778,8 +777,6 @@ SWE_HOLES = {
         "built names: the table's `_pytest` patterns never see the word",
     "utf7-hidden-runtest-patch": "a `# coding: utf-7` file whose one comment line decodes to the plain "
         "_pytest patch; the scan reads the diff's bytes, Python reads the decoded source",
-    "eq-always": "the swe tier has no mutants, so an int whose __eq__ is `other == other` passes every assert "
-        "== it meets; the scan flags only `return True`",
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rules import report
+from rules import publish, report
 from rules.report import Run, TaskRow, build_report, cell, render_pages
 from rules.tiers.swe import PROFILE as SWE, SweTier
 
@@ -354,7 +354,7 @@ def test_write_report_swe_judges_finished_trials_with_swerun(tmp_path, monkeypat
         return result["task"] == PYTEST_A
 
     monkeypatch.setitem(sys.modules, "rules.tiers.swe.swerun", types.SimpleNamespace(stale=stale))
-    data = report.write_report("swe", echo=False)
+    data = publish.write_report("swe", echo=False)
     assert json.loads((swe / "report.json").read_text()) == data
     assert [m["outcomes"]["a"] for m in data["matrix"]] == ["resolved", "stale", "unresolved"]
     assert asked[0] == (swe / "tasks" / FLASK_A, defined) and len(asked) == 3
