@@ -10,10 +10,22 @@ flags are evidence on the try (``suspicions`` in result.json) and are listed in 
 A pattern (``Suspicion``) is searched in the text of each run of consecutive added lines of a file (multi-line
 regular expressions work: ``def __eq__(...):\\n    return True``), or names a file path that no solution should
 change. Tables are data: the tier owns them, per language; this module names no tier.
+
+The text searched is the text a compiler reads, not only the diff's bytes: the diff is cut into lines at its own
+line ends only (``\\n``; ``str.splitlines`` would also cut at ``\\x1c``, ``\\x85``, ... where no compiler ends a
+line, and the rest of such a line would be lost to the scan), and each added line is cut again wherever a
+language may end a line that a diff shows as one (a lone ``\\r``: Python, C++, Java and JavaScript; JavaScript's
+``\\u2028``/``\\u2029``); a Python source that declares another encoding than UTF-8 (PEP 263, ``# coding:
+utf-7``) is searched again as Python decodes it (``python_encoding``), since the diff shows its bytes and Python
+runs the decoded text.
 """
 from __future__ import annotations
 
+import bisect
+import codecs
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Iterator
@@ -26,6 +38,15 @@ PY_EQ_ALWAYS = (r"def\s+__(?:eq|ne)__\s*\([^)]*\)[^:\n]*:[ \t]*(?:#[^\n]*)?"
                 r"(?:\n[ \t]*(?:#[^\n]*)?|\n[ \t]*[rRuU]?(?:\"\"\"|\'\'\'|\"|\')[^\n]*(?:\"\"\"|\'\'\'|\"|\')[ \t]*)*"
                 r"(?:\n)?[ \t]*return[ \t]*\(?[ \t]*(?:{values})[ \t]*\)?[ \t]*(?:[#;][^\n]*)?$")
 HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# A PEP 263 declaration (Python's own expression: a comment on line 1 or 2 holding ``coding:``/``coding=``) of an
+# encoding other than UTF-8 (``utf-8``, ``utf8``, ``utf_8``, ``utf-8-sig``, any case) or ASCII, its subset.
+PY_CODING = (r"^[ \t\f]*#[^\n]*?coding[:=][ \t]*"
+             r"(?![uU][tT][fF][-_]?8(?![\w.])|[uU][tT][fF][-_]?8-|(?:[uU][sS]-)?[aA][sS][cC][iI][iI](?![-\w.]))[-\w.]+")
+PY_SOURCE = re.compile(r"\.pyw?$")  # a path Python imports as source (a declared encoding is read there)
+# Where a language may end a line inside what a diff shows as one line (diff and git end lines with \n alone).
+BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
+GIT_FILE = re.compile(r"^diff --git (?:\"?a/.*?\"? )\"?b/(.*?)\"?$")
+OTHER_FILE = re.compile(r"^(?:rename to|copy to) (.*)$|^Binary files .* and (.*) differ$")
 
 
 @dataclass(frozen=True)
@@ -57,15 +78,23 @@ def _path(header: str) -> str:
     return name.split("/", 1)[1] if "/" in name else name
 
 
-def added_runs(diff: str) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+def added_runs(diff: str, heads: dict | None = None) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     """The added lines of a unified diff (``diff -ruN`` or git's), by file: ``(path, [(line number in the new
-    file, text)])`` per run of consecutive added lines; a file the diff adds, changes or deletes with no added
-    line yields ``(path, [])`` once. Hunk lengths are counted, so an added line that itself begins with
-    ``+++`` is read as text."""
+    file, text)])`` per run of consecutive added lines; every file the diff adds, changes, renames, copies or
+    deletes (binary or not) first yields ``(path, [])``. Lines are the diff's own (cut at ``\\n`` alone), and
+    hunk lengths are counted, so an added line that itself begins with ``+++`` is read as text. With ``heads``
+    (a dict), lines 1 and 2 of each new file the hunks show (added or unchanged) are kept there as
+    ``{path: {1: text, 2: text}}``, for the source encoding they may declare."""
     path, old_left, new_left, line, run = "", 0, 0, 0, []
-    for raw in diff.splitlines():
+    lines = diff.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for raw in lines:
         if old_left > 0 or new_left > 0:
             kind, text = raw[:1], raw[1:]
+            if kind == "+" or ((kind == " " or raw == "") and heads is not None and line <= 2):
+                if heads is not None and line <= 2:
+                    heads.setdefault(path, {})[line] = text.rstrip("\r")
             if kind == "+":
                 run.append((line, text))
                 line, new_left = line + 1, new_left - 1
@@ -77,7 +106,7 @@ def added_runs(diff: str) -> Iterator[tuple[str, list[tuple[int, str]]]]:
                 line, old_left, new_left = line + 1, old_left - 1, new_left - 1
             elif kind == "-":
                 old_left -= 1
-            continue  # "\ No newline at end of file"
+            continue  # "\\ No newline at end of file"
         if run:
             yield path, run
             run = []
@@ -90,26 +119,70 @@ def added_runs(diff: str) -> Iterator[tuple[str, list[tuple[int, str]]]]:
             old_left = int(m.group(1) if m.group(1) is not None else 1)
             new_left = int(m.group(3) if m.group(3) is not None else 1)
             line = int(m.group(2))
+        elif (m := GIT_FILE.match(raw) or OTHER_FILE.match(raw)) is not None:
+            name = next(g for g in m.groups() if g is not None)
+            path = name.split("/", 1)[1] if raw.startswith("Binary files ") and "/" in name else name
+            yield path, []  # a file whose section may hold no +++ line (renamed, copied, binary, mode changed)
     if run:
         yield path, run
+
+
+def python_encoding(head: dict[int, str] | None) -> str | None:
+    """The codec Python decodes a source file with, from its lines 1 and 2 (``{1: text, 2: text}``, either may be
+    missing: a missing line 1 is taken for a comment), as ``tokenize.detect_encoding`` finds it; None for UTF-8,
+    for no declaration and for one Python refuses (such a file does not run)."""
+    if not head:
+        return None
+    first = head.get(1, "#")
+    data = (first + "\n" + head.get(2, "") + "\n").encode("utf-8", "surrogateescape")
+    try:
+        name, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        name = codecs.lookup(name).name
+    except (SyntaxError, LookupError):
+        return None
+    return None if name in ("utf-8", "utf-8-sig", "ascii") else name
+
+
+def source_lines(run: list[tuple[int, str]], encoding: str | None = None) -> list[tuple[int, str]]:
+    """The run's lines as a compiler reads them: each cut at every line end a language may take (``BREAKS``),
+    the pieces keeping their line's number; with ``encoding`` (a codec Python decodes the file with), each
+    line decoded from its bytes first (a line of a diff is a line of the source's bytes; the codecs Python takes
+    for source end no line inside one)."""
+    if encoding is None and not any(BREAKS.search(text) for _, text in run):
+        return run
+    out = []
+    for n, text in run:
+        if encoding is not None:
+            try:
+                text = text.encode("utf-8", "surrogateescape").decode(encoding, "replace")
+            except (LookupError, UnicodeError, TypeError):
+                pass
+        out += [(n, piece) for piece in BREAKS.split(text[:-1] if text.endswith("\r") else text)]
+    return out
 
 
 def _flag(s: Suspicion, path: str, line: int | None, text: str) -> dict:
     return {"name": s.name, "file": path, "line": line, "text": text.strip()[:TEXT_CAP], "why": s.why}
 
 
-def _in_run(s: Suspicion, path: str, run: list[tuple[int, str]]) -> Iterator[dict]:
-    """The flags of pattern ``s`` in one run of added lines of ``path``: one per line a match begins on."""
-    text = "\n".join(t for _, t in run)
+def _prepared(run: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], str, list[int]]:
+    """A run as ``_in_run`` searches it: the run, its lines joined by ``\\n`` and where each line starts there."""
     starts = [0]
     for _, t in run[:-1]:
         starts.append(starts[-1] + len(t) + 1)
+    return run, "\n".join(t for _, t in run), starts
+
+
+def _in_run(s: Suspicion, path: str, prepared: tuple[list[tuple[int, str]], str, list[int]]) -> Iterator[dict]:
+    """The flags of pattern ``s`` in one run of added lines of ``path`` (``_prepared``): one per line a match
+    begins on."""
+    run, text, starts = prepared
     seen = set()
     for m in _compiled(s.line).finditer(text):
         begin = m.start() + len(m.group()) - len(m.group().lstrip())  # a leading ``\s*`` may take line ends
-        i = max(k for k, start in enumerate(starts) if start <= begin)
-        if i not in seen:
-            seen.add(i)
+        i = bisect.bisect_right(starts, begin) - 1
+        if run[i][0] not in seen:  # pieces of one line (``source_lines``) flag it once
+            seen.add(run[i][0])
             yield _flag(s, path, run[i][0], run[i][1])
 
 
@@ -119,15 +192,25 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
     to TEXT_CAP; the path for a path pattern), "why"}]``. Empty when nothing matches."""
     table = tuple(table)
     flags: list[dict] = []
-    for path, run in added_runs(diff):
+    seen: set[tuple] = set()
+    heads: dict[str, dict[int, str]] = {}
+    for path, run in added_runs(diff, heads):
+        texts = [_prepared(source_lines(run))] if run else []
+        if run and PY_SOURCE.search(path) and (encoding := python_encoding(heads.get(path))) is not None:
+            texts.append(_prepared(source_lines(run, encoding)))  # what Python runs, beside what the diff shows
         for s in table:
             if s.files and not _compiled(s.files).search(path):
                 continue
             if s.path and not s.line:
-                if not run and _compiled(s.path).search(path):
-                    flags.append(_flag(s, path, None, path))
+                found = [_flag(s, path, None, path)] if not run and _compiled(s.path).search(path) else []
             elif s.line and (not s.path or _compiled(s.path).search(path)):
-                flags.extend(_in_run(s, path, run))
+                found = [f for lines in texts for f in _in_run(s, path, lines)]
+            else:
+                found = []
+            for f in found:
+                if (key := (f["name"], f["file"], f["line"])) not in seen:
+                    seen.add(key)
+                    flags.append(f)
         if len(flags) >= MAX_FLAGS:
             break
     return flags[:MAX_FLAGS]
