@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from rules.scan import PY_EQ_ALWAYS
 from rules.scan import Suspicion as S
+from rules.tiers.python_suspicions import shared
 
 PY, GO, RS, JAVA, JS, CPP = r"\.py$", r"\.go$", r"\.rs$", r"\.java$", r"\.(m|c)?[jt]sx?$", r"\.(h|hh|hpp|c|cc|cpp|cxx)$"
 
@@ -25,6 +26,7 @@ _EQUALS = "an equality that answers yes without comparing"
 _STDOUT = "redirects the process's standard output or error"
 _REFLECT = "inspects the stack or the tests by reflection"
 _EXIT = "hooks the process's exit"
+_SYSTEM = "starts processes or calls the system directly (raw system calls, foreign functions, descriptors)"
 
 ANY = (
     S("descriptor", _READS,
@@ -33,26 +35,20 @@ ANY = (
       line=r"""['"][^'"\n]*(_test\.\w+|\btest_\w+\.py|\.(spec|test)\.[jt]s|Test\.java|/tests?/)[^'"\n]*['"]"""),
 )
 
-PYTHON = ANY + (
-    S("framework", _FRAMEWORK, PY,
-      line=r"^\s*(import|from)\s+(_pytest|pytest|unittest|doctest|pluggy)\b|\b(_pytest|unittest)\.\w+"),
+PYTHON = ANY + shared() + (
     S("pytest-hook", _FRAMEWORK, PY,
       line=r"^\s*def\s+pytest_\w+\s*\("),
     S("conftest", "a pytest plugin file beside the solution",
-      path=r"(^|/)(conftest\.py|pytest\.ini|setup\.cfg|tox\.ini|pyproject\.toml|sitecustomize\.py|\w+\.pth)$"),
+      path=r"(^|/)(conftest\.py|\.?pytest\.ini|setup\.cfg|tox\.ini|pyproject\.toml|sitecustomize\.py|usercustomize\.py"
+        r"|\w+\.pth)$"),
     S("eq-always", _EQUALS, PY,
       line=PY_EQ_ALWAYS.format(values="True|False|1|0") + r"|__(eq|ne)__\s*=\s*lambda\b"),
-    S("builtins", "replaces a builtin", PY,
-      line=r"\b(builtins|__builtins__)\b"),
-    S("stdout", _STDOUT, PY,
-      line=r"\bsys\.(stdout|stderr|__stdout__|__stderr__)\s*=|redirect_std(out|err)|\bos\.(dup2?|fdopen)\s*\("),
-    S("reflection", _REFLECT, PY,
-      line=r"\bsys\._getframe|\binspect\.(stack|currentframe|getouterframes)|\bf_(back|globals|locals)\b"
-        r"|\bgc\.get_(objects|referrers)|__subclasses__|\bsys\.(modules|settrace|setprofile|meta_path)\b"),
+    S("dynamic-attribute", "gets or sets an attribute by a name not written out, or sets one on what is not its own",
+      PY,
+      line=r"""\b(getattr|hasattr|delattr|setattr)\s*\(\s*[^,\n]+,\s*(?![rRuU]?['"]\w+['"]\s*[,)])"""
+        r"|\b(setattr|delattr)\s*\(\s*(?!self\s*,|cls\s*,)|\boperator\s*\.\s*(attrgetter|methodcaller)\b"),
     S("listing", _READS, PY,
       line=r"\bos\.(listdir|walk|scandir)\s*\(|\bglob\.\w*glob\s*\(|\b__file__\b"),
-    S("exit-hook", _EXIT, PY,
-      line=r"\batexit\b|\bos\._exit\s*\(|\bfaulthandler\b"),
 )
 
 GOLANG = ANY + (
@@ -71,6 +67,9 @@ GOLANG = ANY + (
       line=r"\bos\.(ReadDir|ReadFile|Open|OpenFile|Getwd)\s*\(|\bioutil\.\w+\s*\(|\bfilepath\.(Walk|WalkDir|Glob)\b"),
     S("exit-hook", _EXIT, GO,
       line=r"\bos\.Exit\s*\(|\bsignal\.Notify\b"),
+    S("system", _SYSTEM, GO,
+      line=r"""\"os/exec\"|\bexec\.Command(Context)?\s*\(|\bos\.StartProcess\b|\bsyscall\.(Syscall\w*|RawSyscall\w*|ForkExec|Exec)\b"""
+        r"""|\bunix\.(Syscall\w*|RawSyscall\w*|Exec)\b|^\s*import\s+\"C\"|\"golang\.org/x/sys/unix\"|\"syscall\""""),
 )
 
 RUST = ANY + (
@@ -89,6 +88,11 @@ RUST = ANY + (
       line=r"\binclude_(str|bytes)!\s*\(|\bread_dir\s*\(|\bcurrent_(dir|exe)\s*\("),
     S("exit-hook", _EXIT, RS,
       line=r"\bprocess::(exit|abort)\s*\(|\blibc::(atexit|_exit)\b"),
+    S("system", _SYSTEM, RS,
+      line=r"""\blibc\b|\bnix::|\bsyscall\s*[(!]|\bextern\s+"(C|C-unwind|system|sysv64|cdecl)"|#!?\[\s*link\b"""
+        r"|\bprocess\s*::\s*(\{[^}]*\b)?(Command|Stdio|Child)\b|\bCommand\s*::\s*new\b|\bStdio\s*::"
+        r"|\bos\s*::\s*(unix|fd|linux|raw)\b|\b(as|into|from)_raw_fd\b|\bRawFd\b|\b(global_)?asm!"
+        r"|\b(fork|execv\w*|execl\w*|posix_spawn\w*)\s*\("),
 )
 
 JAVA_ = ANY + (
@@ -110,6 +114,9 @@ JAVA_ = ANY + (
     S("exit-hook", _EXIT, JAVA,
       line=r"\baddShutdownHook\b|\bRuntime\s*\.\s*getRuntime\s*\(\s*\)\s*\.\s*(halt|exit)\b"
         r"|\bSystem\s*\.\s*exit\s*\("),
+    S("system", _SYSTEM, JAVA,
+      line=r"\bProcessBuilder\b|\bRuntime\s*\.\s*getRuntime\s*\(\s*\)\s*\.\s*exec\b|\bProcessHandle\b"
+        r"|\bSystem\s*\.\s*(loadLibrary|load)\s*\(|\bnative\s+\w[\w<>\[\], ]*\s+\w+\s*\("),
 )
 
 JAVASCRIPT = ANY + (
@@ -149,6 +156,9 @@ CPLUSPLUS = ANY + (
     S("exit-hook", _EXIT, CPP,
       line=r"__attribute__\s*\(\s*\(\s*(constructor|destructor)|\batexit\s*\(|\bset_terminate\b"
         r"|\b_exit\s*\(|\bstd::exit\s*\(|\bat_quick_exit\b"),
+    S("system", _SYSTEM, CPP,
+      line=r"\b(syscall|fork|vfork|execv\w*|execl\w*|popen|posix_spawn\w*|pipe2?|dlopen|dlsym)\s*\("
+        r"|\bstd::system\s*\(|(?<![\w.>:])system\s*\(|#\s*include\s*<(sys/syscall|spawn|dlfcn)\.h>|\basm\b|__asm__"),
 )
 
 TABLE = {"python": PYTHON, "go": GOLANG, "rust": RUST, "java": JAVA_, "javascript": JAVASCRIPT, "cpp": CPLUSPLUS}
