@@ -345,3 +345,16 @@ def test_a_source_with_a_nul_byte_and_a_renamed_file_are_read(tmp_path):
 def test_a_compiled_module_beside_the_solution_is_flagged():
     diff = "Binary files stub/bob.cpython-311-x86_64-linux-gnu.so and work/bob.cpython-311-x86_64-linux-gnu.so differ\n"
     assert [f["name"] for f in scan(diff, TABLE["python"])] == ["compiled"]
+
+
+@pytest.mark.parametrize("table,code", [
+    ("swe", "exec('imp' + 'ort unittest')"),
+    ("swe", "exec(bytes.fromhex('696d706f7274').decode())"),
+    ("swe", "import marshal; f = marshal.loads(blob)"),
+    ("aider", "eval(source)"),
+])
+def test_code_built_at_run_time_is_flagged(table, code):
+    t = SWE_PYTHON if table == "swe" else TABLE["python"]
+    assert {f["name"] for f in scan(_added("calc/core.py", [code], git=True), t)} & {"built-code", "exec"}
+    assert scan(_added("calc/core.py", ["exec(options['command'], globals())"], git=True), SWE_PYTHON) == [], \
+        "django's shell command runs what it is given (django-13660's gold patch)"

@@ -33,6 +33,11 @@ def shared(framework_files: str = PY) -> tuple[S, ...]:
           line=r"\b__import__\b|\bimportlib\b(?!\.(metadata|resources)\b)|\bimport_module\s*\("
             r"|\bsys\s*\.\s*(modules|meta_path|path_hooks|path_importer_cache)\b|\b__loader__\b"
             r"|\b__spec__\s*\.\s*loader\b"),
+        S("built-code", "runs or loads code that is built, decoded or compiled at run time", framework_files,
+          line=r"""(?<![\w.])(exec|eval|compile)\s*\(\s*([rbfuRBFU]{0,2}['"]|[^,\n)]*(\+|\.join\b|decode\b|format\b|%|\[::))"""
+            r"|\b(marshal|pickle|dill|cloudpickle)\s*\.\s*loads?\b|\bzlib\s*\.\s*decompress\b|\bbase64\s*\.\s*\w*decode\b"
+            r"|\bcodecs\s*\.\s*decode\b|\bbytes\s*\.\s*fromhex\b|\btypes\s*\.\s*(CodeType|FunctionType|ModuleType)\b"
+            r"|\b__code__\b|\bctypes\b"),
         S("string-built-name", DYNAMIC, PY,
           line=r"""(?<![\w'"])[rRuU]?(['"])[\w.]+\1(\s*\+\s*|[ \t]+)[rRuU]?(['"])[\w.]+\3"""
             r"""|['"]{2}\s*\.\s*join\s*\(\s*[\[(]\s*['"]|\b(chr|bytes\.fromhex|codecs\.decode)\s*\(\s*\d"""

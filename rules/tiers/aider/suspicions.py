@@ -47,6 +47,8 @@ PYTHON = ANY + shared() + (
       PY,
       line=r"""\b(getattr|hasattr|delattr|setattr)\s*\(\s*[^,\n]+,\s*(?![rRuU]?['"]\w+['"]\s*[,)])"""
         r"|\b(setattr|delattr)\s*\(\s*(?!self\s*,|cls\s*,)|\boperator\s*\.\s*(attrgetter|methodcaller)\b"),
+    S("exec", "runs code it builds at run time (an exercise's solution is its source)", PY,
+      line=r"(?<![\w.])(exec|eval|compile)\s*\("),
     S("listing", _READS, PY,
       line=r"\bos\.(listdir|walk|scandir)\s*\(|\bglob\.\w*glob\s*\(|\b__file__\b"),
 )
