@@ -17,7 +17,9 @@ line, and the rest of such a line would be lost to the scan), and each added lin
 language may end a line that a diff shows as one (a lone ``\\r``: Python, C++, Java and JavaScript; JavaScript's
 ``\\u2028``/``\\u2029``); a Python source that declares another encoding than UTF-8 (PEP 263, ``# coding:
 utf-7``) is searched again as Python decodes it (``python_encoding``), since the diff shows its bytes and Python
-runs the decoded text.
+runs the decoded text. A file the diff shows as binary (a NUL byte makes it so, and C++ and JavaScript compile
+such a source) cannot be read: where it is a source of the table's languages (a pattern's ``files`` matches its
+path), it is a ``binary-source`` flag of its own.
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ PY_SOURCE = re.compile(r"\.pyw?$")  # a path Python imports as source (a declare
 BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
 GIT_FILE = re.compile(r"^diff --git (?:\"?a/.*?\"? )\"?b/(.*?)\"?$")
 OTHER_FILE = re.compile(r"^(?:rename to|copy to) (.*)$|^Binary files .* and (.*) differ$")
+BINARY = "binary-source"  # the flag of a source file the diff shows as binary
 
 
 @dataclass(frozen=True)
@@ -78,13 +81,15 @@ def _path(header: str) -> str:
     return name.split("/", 1)[1] if "/" in name else name
 
 
-def added_runs(diff: str, heads: dict | None = None) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+def added_runs(diff: str, heads: dict | None = None,
+               binary: set | None = None) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     """The added lines of a unified diff (``diff -ruN`` or git's), by file: ``(path, [(line number in the new
     file, text)])`` per run of consecutive added lines; every file the diff adds, changes, renames, copies or
     deletes (binary or not) first yields ``(path, [])``. Lines are the diff's own (cut at ``\\n`` alone), and
     hunk lengths are counted, so an added line that itself begins with ``+++`` is read as text. With ``heads``
     (a dict), lines 1 and 2 of each new file the hunks show (added or unchanged) are kept there as
-    ``{path: {1: text, 2: text}}``, for the source encoding they may declare."""
+    ``{path: {1: text, 2: text}}``, for the source encoding they may declare; with ``binary`` (a set), the paths
+    of the files the diff shows as binary are added to it (before their ``(path, [])``)."""
     path, old_left, new_left, line, run = "", 0, 0, 0, []
     lines = diff.split("\n")
     if lines and lines[-1] == "":
@@ -122,7 +127,13 @@ def added_runs(diff: str, heads: dict | None = None) -> Iterator[tuple[str, list
         elif (m := GIT_FILE.match(raw) or OTHER_FILE.match(raw)) is not None:
             name = next(g for g in m.groups() if g is not None)
             path = name.split("/", 1)[1] if raw.startswith("Binary files ") and "/" in name else name
+            if binary is not None and raw.startswith("Binary files "):
+                binary.add(path)
             yield path, []  # a file whose section may hold no +++ line (renamed, copied, binary, mode changed)
+        elif raw.startswith("GIT binary patch"):
+            if binary is not None:
+                binary.add(path)
+            yield path, []
     if run:
         yield path, run
 
@@ -194,7 +205,8 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
     flags: list[dict] = []
     seen: set[tuple] = set()
     heads: dict[str, dict[int, str]] = {}
-    for path, run in added_runs(diff, heads):
+    binary: set[str] = set()
+    for path, run in added_runs(diff, heads, binary):
         texts = [_prepared(source_lines(run))] if run else []
         if run and PY_SOURCE.search(path) and (encoding := python_encoding(heads.get(path))) is not None:
             texts.append(_prepared(source_lines(run, encoding)))  # what Python runs, beside what the diff shows
@@ -207,6 +219,10 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
                 found = [f for lines in texts for f in _in_run(s, path, lines)]
             else:
                 found = []
+            if not run and path in binary and s.files and s.line:  # a source of the table's, unreadable
+                found.append({"name": BINARY, "file": path, "line": None, "text": path,
+                              "why": "a source file the diff shows as binary (a NUL byte): the scan cannot read "
+                                     "what the compiler reads"})
             for f in found:
                 if (key := (f["name"], f["file"], f["line"])) not in seen:
                     seen.add(key)

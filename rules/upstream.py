@@ -406,14 +406,13 @@ def apply_patch(work_tree: Path, patch: str) -> str | None:
     return None
 
 
-def diff_against(base: Path, work_tree: Path, text: bool = False) -> str:
+def diff_against(base: Path, work_tree: Path) -> str:
     """The change from the repository ``base`` (a work tree laid by a task's setup.sh: lab's own repository,
     whose HEAD is the base commit) to the files of ``work_tree`` (any folder, e.g. an agent's final work tree;
     its own ``.git`` is never read), as a binary-safe git diff with ``a/``/``b/`` paths: the model_patch of a
     prediction. Files the base's ``.gitignore`` rules ignore are left out, and so is byte code and test-runner
     cache (``__pycache__/``, ``*.pyc``, ``.pytest_cache/``: what running the tests leaves). Empty when nothing
-    changed. With ``text``, every file is shown line by line (``--text``: for reading, e.g. the suspicion scan;
-    such a patch may not apply)."""
+    changed."""
     import os
 
     git = _git()
@@ -427,5 +426,4 @@ def diff_against(base: Path, work_tree: Path, text: bool = False) -> str:
         runner = git.Git(str(work_tree))
         runner.execute(cmd + ["read-tree", "HEAD"], env=env)
         runner.execute(cmd + ["add", "-A", "--", "."], env=env)
-        return runner.execute(cmd + ["diff", "--cached", "--text" if text else "--binary", "HEAD"], env=env,
-                              strip_newline_in_stdout=False)
+        return runner.execute(cmd + ["diff", "--cached", "--binary", "HEAD"], env=env, strip_newline_in_stdout=False)

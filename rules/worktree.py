@@ -173,12 +173,10 @@ def tree_size(root: Path) -> int:
     return total
 
 
-def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP, text: bool = False) -> str:
+def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP) -> str:
     """``diff -ruN`` of the work tree against the stub (symlinks compared, not followed), labelled ``stub/``
-    and ``work/``, cut to ``cap`` bytes; with ``text``, files diff takes for binary (a NUL byte) are shown
-    line by line too (``--text``: what the suspicion scan reads, since compilers read such files)."""
-    proc = subprocess.run(["diff", "-ruN", "--no-dereference", *(["--text"] if text else []), stub.name, work.name],
-                          cwd=stub.parent,
+    and ``work/``, cut to ``cap`` bytes."""
+    proc = subprocess.run(["diff", "-ruN", "--no-dereference", stub.name, work.name], cwd=stub.parent,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = proc.stdout
     if len(out) > cap:
@@ -226,13 +224,12 @@ def graded_diff(task_dir: Path, stub: Path, graded: Path, cap: int = SCAN_CAP) -
     """The change a grading read, as a unified diff cut to ``cap`` bytes: for a task graded as a patch, the
     patch the ``graded`` tree (``graded_tree``'s: a fresh base with the patch applied) holds against its own
     base commit (``diff_against``, git's format; only that scratch tree's ``.git`` takes the objects), else
-    ``diff -ruN`` of ``graded`` against the ``stub`` (``work_diff``). Either way a file the diff tool takes
-    for binary (a NUL byte: JavaScript and C++ compilers read such a source) is shown as text, line by line."""
+    ``diff -ruN`` of ``graded`` against the ``stub`` (``work_diff``)."""
     if (read_json(Path(task_dir) / "task.json") or {}).get("graded") == "patch":
         from rules.upstream import diff_against
 
-        return diff_against(graded, graded, text=True)[:cap]
-    return work_diff(stub, graded, cap, text=True)
+        return diff_against(graded, graded)[:cap]
+    return work_diff(stub, graded, cap)
 
 
 def graded_tree(task_dir: Path, work: Path, dest: Path) -> tuple[Path, str]:

@@ -327,16 +327,21 @@ def test_processes_and_raw_system_calls_are_flagged(track, path, code, flag):
     assert flag in {f["name"] for f in scan(_added(path, [code]), TABLE[track])}
 
 
-def test_a_source_with_a_nul_byte_and_a_renamed_file_are_read(tmp_path):
-    """A NUL byte makes diff call a file binary (C++ and JavaScript compile it): the scan's diff shows it as text.
-    A file renamed to a plugin's name (git shows no ``+++`` line for it) is flagged by its new path."""
+def test_a_source_with_a_nul_byte_and_a_renamed_file_are_flagged(tmp_path):
+    """A NUL byte makes diff call a file binary (C++ and JavaScript compile it): a source of the table's languages
+    that the scan cannot read is a flag of its own; other binary files (an agent's build output) are not. A file
+    renamed to a plugin's name (git shows no ``+++`` line for it) is flagged by its new path."""
     from rules.worktree import work_diff
 
     stub, work = tmp_path / "stub", tmp_path / "work"
     stub.mkdir(), work.mkdir()
     (stub / "bob.cpp").write_text("int x;\n")
     (work / "bob.cpp").write_bytes(b"int x; // \0\nstatic int y = (freopen(\"/dev/null\", \"w\", stdout), 0);\n")
-    assert [f["name"] for f in scan(work_diff(stub, work, text=True), TABLE["cpp"])] == ["stdout"]
+    (work / "a.out").write_bytes(b"\x7fELF\0\0")
+    assert [(f["name"], f["file"]) for f in scan(work_diff(stub, work), TABLE["cpp"])] == [("binary-source", "bob.cpp")]
+    git = ("diff --git a/calc/core.py b/calc/core.py\nindex 1..2 100644\nGIT binary patch\nliteral 5\nMcmZ?\n\n"
+           "literal 0\nHcmV?d00001\n\n")
+    assert [(f["name"], f["file"]) for f in scan(git, SWE_PYTHON)] == [("binary-source", "calc/core.py")]
     renamed = ("diff --git a/calc/plug.py b/conftest.py\nsimilarity index 100%\nrename from calc/plug.py\n"
                "rename to conftest.py\n")
     assert [(f["name"], f["file"]) for f in scan(renamed, SWE_PYTHON)] == [("conftest", "conftest.py")]
