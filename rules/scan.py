@@ -197,6 +197,21 @@ def _in_run(s: Suspicion, path: str, prepared: tuple[list[tuple[int, str]], str,
             yield _flag(s, path, run[i][0], run[i][1])
 
 
+def _by_file(diff: str, heads: dict, binary: set) -> list[tuple[str, list[list[tuple[int, str]]]]]:
+    """``added_runs`` grouped: ``[(path, [run, ...])]`` per file section in the diff's order (a section's
+    headers that name one path, e.g. git's ``diff --git`` then ``+++``, are one entry)."""
+    out: list[tuple[str, list]] = []
+    for path, run in added_runs(diff, heads, binary):
+        if not run:
+            if not out or out[-1][0] != path or out[-1][1]:
+                out.append((path, []))
+        elif out and out[-1][0] == path:
+            out[-1][1].append(run)
+        else:
+            out.append((path, [run]))
+    return out
+
+
 def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
     """The flags of ``table``'s patterns in ``diff`` (a unified diff), at most ``MAX_FLAGS``, in the diff's
     order: ``[{"name", "file", "line" (in the new file; None for a path pattern), "text" (the added line, cut
@@ -206,27 +221,33 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
     seen: set[tuple] = set()
     heads: dict[str, dict[int, str]] = {}
     binary: set[str] = set()
-    for path, run in added_runs(diff, heads, binary):
-        texts = [_prepared(source_lines(run))] if run else []
-        if run and PY_SOURCE.search(path) and (encoding := python_encoding(heads.get(path))) is not None:
-            texts.append(_prepared(source_lines(run, encoding)))  # what Python runs, beside what the diff shows
-        for s in table:
-            if s.files and not _compiled(s.files).search(path):
-                continue
-            if s.path and not s.line:
-                found = [_flag(s, path, None, path)] if not run and _compiled(s.path).search(path) else []
-            elif s.line and (not s.path or _compiled(s.path).search(path)):
-                found = [f for lines in texts for f in _in_run(s, path, lines)]
-            else:
-                found = []
-            if not run and path in binary and s.files and s.line:  # a source of the table's, unreadable
-                found.append({"name": BINARY, "file": path, "line": None, "text": path,
-                              "why": "a source file the diff shows as binary (a NUL byte): the scan cannot read "
-                                     "what the compiler reads"})
-            for f in found:
-                if (key := (f["name"], f["file"], f["line"])) not in seen:
-                    seen.add(key)
-                    flags.append(f)
+
+    def add(found: Iterable[dict]) -> None:
+        for f in found:
+            if (key := (f["name"], f["file"], f["line"])) not in seen:
+                seen.add(key)
+                flags.append(f)
+
+    for path, runs in _by_file(diff, heads, binary):
+        mine = [s for s in table if not s.files or _compiled(s.files).search(path)]
+        for s in mine:
+            if s.path and not s.line and _compiled(s.path).search(path):
+                add([_flag(s, path, None, path)])
+            if path in binary and s.files and s.line:  # a source of the table's, unreadable
+                add([{"name": BINARY, "file": path, "line": None, "text": path,
+                      "why": "a source file the diff shows as binary (a NUL byte): the scan cannot read what the "
+                             "compiler reads"}])
+        encoding = python_encoding(heads.get(path)) if runs and PY_SOURCE.search(path) else None
+        texts = [[_prepared(source_lines(run)) for run in runs]]
+        if encoding is not None:  # what Python runs, beside what the diff shows
+            texts.append([_prepared(source_lines(run, encoding)) for run in runs])
+        whole = ["\n".join(p[1] for p in prepared) for prepared in texts]
+        # a pattern that matches no run matches nothing in the file's added text either: one search a file
+        hits = [s for s in mine if s.line and (not s.path or _compiled(s.path).search(path))
+                and any(_compiled(s.line).search(w) for w in whole)]
+        for k in range(len(runs) if hits else 0):
+            for s in hits:
+                add(f for prepared in texts for f in _in_run(s, path, prepared[k]))
         if len(flags) >= MAX_FLAGS:
             break
     return flags[:MAX_FLAGS]
