@@ -317,6 +317,7 @@ def test_the_swe_tier_leaves_an_agents_own_tests_to_import_pytest():
     ("rust", "src/lib.rs", 'let c = std::process::Command::new("sed").spawn();', "system"),
     ("rust", "src/lib.rs", 'unsafe { core::arch::asm!("syscall", in("rax") 33) }', "system"),
     ("rust", "src/lib.rs", 'extern "C" { fn syscall(n: i64, ...) -> i64; }', "system"),
+    ("rust", "src/lib.rs", 'extern { fn dup3(a: i32, b: i32, c: i32) -> i32; }', "system"),
     ("go", "bob.go", 'var _, _, _ = syscall.Syscall(33, 3, 1, 0)', "system"),
     ("go", "bob.go", 'var c = exec.Command("sed")', "system"),
     ("cpp", "bob.cpp", "static long r = syscall(SYS_dup2, 3, 1);", "system"),

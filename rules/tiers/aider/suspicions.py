@@ -91,7 +91,7 @@ RUST = ANY + (
     S("exit-hook", _EXIT, RS,
       line=r"\bprocess::(exit|abort)\s*\(|\blibc::(atexit|_exit)\b"),
     S("system", _SYSTEM, RS,
-      line=r"""\blibc\b|\bnix::|\bsyscall\s*[(!]|\bextern\s+"(C|C-unwind|system|sysv64|cdecl)"|#!?\[\s*link\b"""
+      line=r"""\blibc\b|\bnix::|\bsyscall\s*[(!]|\bextern\s+"(C|C-unwind|system|sysv64|cdecl)"|\bextern\s*\{|#!?\[\s*link\b"""
         r"|\bprocess\s*::\s*(\{[^}]*\b)?(Command|Stdio|Child)\b|\bCommand\s*::\s*new\b|\bStdio\s*::"
         r"|\bos\s*::\s*(unix|fd|linux|raw)\b|\b(as|into|from)_raw_fd\b|\bRawFd\b|\b(global_)?asm!"
         r"|\b(fork|execv\w*|execl\w*|posix_spawn\w*)\s*\("),
