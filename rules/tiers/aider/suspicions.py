@@ -10,7 +10,12 @@ is flagged only as ``include_str!``/``read_dir`` (grep reads files).
 
 The classes (issue 19): the test framework reached or patched from the solution; equality that says yes to
 anything; reading the tests or the process's descriptors; redirecting standard output; reflection on the
-tests and the stack. A flag decides nothing: the report lists it beside ``tampered`` for a person to review.
+tests and the stack; processes and raw system calls (``system``: Rust's ``libc``, ``syscall``, foreign
+functions, raw descriptors and ``std::process::Command``; Go's ``os/exec`` and ``syscall.Syscall``; C++'s
+``syscall``/``fork``/``popen``; Java's ``ProcessBuilder``). The python track's table is the Python patterns both
+tiers share (``rules.tiers.python_suspicions``: names built at run time, the stack, the source's declared
+encoding, ...) and the ones only an exercise is held to (any ``exec``/``eval``, any ``getattr``/``setattr`` by a
+name not written out). A flag decides nothing: the report lists it beside ``tampered`` for a person to review.
 """
 from __future__ import annotations
 

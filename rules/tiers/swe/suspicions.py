@@ -1,9 +1,14 @@
 """The swe tier's suspicion table (``rules.scan``) for Python patches: what a fix of a repository's issue has no
 business holding, seen from the grading's side (pytest runs the held-out tests in the patched code's process and
 writes the JUnit report the verdict rests on). Every pattern was run over the gold patches of SWE-bench Lite's
-300 instances (tests/test_suspicion.py): none flags one. Narrowed for that: the hook and report patterns
-apply only outside pytest's own modules (``src/_pytest/``, ``testing/``), where two gold patches (pytest-7220,
-pytest-7373) import ``_pytest``; equality is flagged only when it answers without comparing.
+300 instances (tests/test_suspicion.py, benchmarks/scan_real.py): none flags one. The Python patterns the aider
+tier holds too (``rules.tiers.python_suspicions``: the framework, names built at run time, the stack, the
+declared source encoding, ...) come first. Narrowed for that: the hook and report patterns apply only outside
+pytest's own modules (``src/_pytest/``, ``testing/``), where two gold patches (pytest-7220, pytest-7373) import
+``_pytest``, and the framework, dynamic-import and built-code patterns also outside test files and folders (an
+agent's patch may add tests, which import pytest as tests do); ``exec`` only of a string built or decoded in
+place (django-13660's shell command runs what it is given); equality is flagged only when it answers without
+comparing.
 """
 from __future__ import annotations
 
