@@ -97,9 +97,8 @@ def added_runs(diff: str, heads: dict | None = None,
     for raw in lines:
         if old_left > 0 or new_left > 0:
             kind, text = raw[:1], raw[1:]
-            if kind == "+" or ((kind == " " or raw == "") and heads is not None and line <= 2):
-                if heads is not None and line <= 2:
-                    heads.setdefault(path, {})[line] = text.rstrip("\r")
+            if heads is not None and line <= 2 and kind in ("+", " ", ""):  # an added or an unchanged line
+                heads.setdefault(path, {})[line] = text.rstrip("\r")
             if kind == "+":
                 run.append((line, text))
                 line, new_left = line + 1, new_left - 1
@@ -111,7 +110,7 @@ def added_runs(diff: str, heads: dict | None = None,
                 line, old_left, new_left = line + 1, old_left - 1, new_left - 1
             elif kind == "-":
                 old_left -= 1
-            continue  # "\\ No newline at end of file"
+            continue  # "\ No newline at end of file"
         if run:
             yield path, run
             run = []
