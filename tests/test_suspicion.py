@@ -287,6 +287,8 @@ def test_a_lone_carriage_return_ends_a_python_line_for_the_scan_too():
     ("vars(mod)['run'] = v", "attribute-write"),
     ("f = sys.exc_info()[2].tb_frame", "reflection"),
     ("f = inspect.currentframe()", "reflection"),
+    ("import sys as s; f = s._getframe(2)", "reflection"),
+    ("from inspect import stack as st", "inspect"),
     ("names = [s.name for s in traceback.extract_stack()]", "reflection"),
     ("objs = gc.get_objects()", "reflection"),
 ])

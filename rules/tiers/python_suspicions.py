@@ -49,12 +49,11 @@ def shared(framework_files: str = PY) -> tuple[S, ...]:
         S("builtins", "replaces a builtin or hooks class creation", PY,
           line=r"\b(builtins|__builtins__|__build_class__)\b|\b__self__\b"),
         S("reflection", REFLECT, PY,
-          line=r"\bsys\s*\.\s*(_getframe|_current_frames|settrace|setprofile|addaudithook|monitoring)\b"
-            r"|\binspect\s*\.\s*(stack|trace|currentframe|getouterframes|getinnerframes|getframeinfo|getmembers)\b"
-            r"|\b(tb_frame|f_back|f_globals|f_locals|f_builtins|gi_frame|cr_frame|ag_frame)\b"
-            r"|\btraceback\s*\.\s*(extract_stack|walk_stack|format_stack|print_stack|StackSummary)\b|\bfindCaller\b"
-            r"|\bthreading\s*\.\s*(settrace|setprofile)\w*|\bgc\s*\.\s*get_(objects|referrers|referents)\b"
-            r"|__subclasses__|__globals__"),
+          # the functions by their own names, whatever their module is imported as
+          line=r"\b(_getframe|_current_frames|settrace\w*|setprofile\w*|addaudithook|currentframe|getouterframes"
+            r"|getinnerframes|getframeinfo|extract_stack|walk_stack|format_stack|print_stack|StackSummary|findCaller"
+            r"|get_objects|get_referrers|get_referents|tb_frame|f_back|f_globals|f_locals|f_builtins|gi_frame|cr_frame"
+            r"|ag_frame)\b|\bsys\s*\.\s*monitoring\b|\binspect\s*\.\s*(stack|trace|getmembers)\b|__subclasses__|__globals__"),
         S("stdout", "redirects the process's standard output or error", PY,
           line=r"\bsys\.(stdout|stderr|__stdout__|__stderr__)\s*=(?!=)|redirect_std(out|err)|\bos\.(dup2?|fdopen)\s*\("),
         S("exit-hook", "hooks the process's exit", PY,

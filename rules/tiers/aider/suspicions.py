@@ -52,6 +52,8 @@ PYTHON = ANY + shared() + (
       PY,
       line=r"""\b(getattr|hasattr|delattr|setattr)\s*\(\s*[^,\n]+,\s*(?![rRuU]?['"]\w+['"]\s*[,)])"""
         r"|\b(setattr|delattr)\s*\(\s*(?!self\s*,|cls\s*,)|\boperator\s*\.\s*(attrgetter|methodcaller)\b"),
+    S("inspect", _REFLECT, PY,
+      line=r"(^|;)\s*(import|from)\s+inspect\b"),
     S("exec", "runs code it builds at run time (an exercise's solution is its source)", PY,
       line=r"(?<![\w.])(exec|eval|compile)\s*\("),
     S("listing", _READS, PY,
