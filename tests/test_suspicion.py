@@ -350,9 +350,19 @@ def test_a_source_with_a_nul_byte_and_a_renamed_file_are_flagged(tmp_path):
     assert [(f["name"], f["file"]) for f in scan(renamed, SWE_PYTHON)] == [("conftest", "conftest.py")]
 
 
-def test_a_compiled_module_beside_the_solution_is_flagged():
-    diff = "Binary files stub/bob.cpython-311-x86_64-linux-gnu.so and work/bob.cpython-311-x86_64-linux-gnu.so differ\n"
-    assert [f["name"] for f in scan(diff, TABLE["python"])] == ["compiled"]
+def test_a_compiled_module_beside_the_solution_is_flagged_and_byte_code_is_not(tmp_path):
+    """Python imports ``bob.cpython-311-x86_64-linux-gnu.so`` before ``bob.py``; the byte code an agent's own test
+    runs leave (``__pycache__``) is removed by the grading and no sign of anything."""
+    from rules.worktree import work_diff
+
+    stub, work = tmp_path / "stub", tmp_path / "work"
+    (work / "__pycache__").mkdir(parents=True), stub.mkdir()
+    (stub / "bob.py").write_text("def hey(s):\n    pass\n")
+    (work / "bob.py").write_text("def hey(s):\n    return 'Whatever.'\n")
+    (work / "__pycache__" / "bob.cpython-311.pyc").write_bytes(b"\xa7\r\r\n\0\0\0\0")
+    assert scan(work_diff(stub, work), TABLE["python"]) == []
+    (work / "bob.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF\0\0")
+    assert [f["name"] for f in scan(work_diff(stub, work), TABLE["python"])] == ["compiled"]
 
 
 @pytest.mark.parametrize("table,code", [

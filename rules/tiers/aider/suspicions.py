@@ -48,10 +48,10 @@ PYTHON = ANY + shared() + (
         r"|\w+\.pth)$"),
     S("eq-always", _EQUALS, PY,
       line=PY_EQ_ALWAYS.format(values="True|False|1|0") + r"|__(eq|ne)__\s*=\s*lambda\b"),
-    S("dynamic-attribute", "gets or sets an attribute by a name not written out, or sets one on what is not its own",
-      PY,
-      line=r"""\b(getattr|hasattr|delattr|setattr)\s*\(\s*[^,\n]+,\s*(?![rRuU]?['"]\w+['"]\s*[,)])"""
-        r"|\b(setattr|delattr)\s*\(\s*(?!self\s*,|cls\s*,)|\boperator\s*\.\s*(attrgetter|methodcaller)\b"),
+    # setting, not reading: an honest solution may look an operator up by name (getattr(operator, op)); a name
+    # glued in place for a getattr is a string-built-name flag
+    S("dynamic-attribute", "sets or deletes an attribute of what is not its own (self, cls)", PY,
+      line=r"\b(setattr|delattr)\s*\(\s*(?!self\s*,|cls\s*,)"),
     S("inspect", _REFLECT, PY,
       line=r"(^|;)\s*(import|from)\s+inspect\b"),
     S("exec", "runs code it builds at run time (an exercise's solution is its source)", PY,
