@@ -14,8 +14,9 @@ tests and the stack; processes and raw system calls (``system``: Rust's ``libc``
 functions, raw descriptors and ``std::process::Command``; Go's ``os/exec`` and ``syscall.Syscall``; C++'s
 ``syscall``/``fork``/``popen``; Java's ``ProcessBuilder``). The python track's table is the Python patterns both
 tiers share (``rules.tiers.python_suspicions``: names built at run time, the stack, the source's declared
-encoding, ...) and the ones only an exercise is held to (any ``exec``/``eval``, any ``getattr``/``setattr`` by a
-name not written out). A flag decides nothing: the report lists it beside ``tampered`` for a person to review.
+encoding, ...) and the ones only an exercise is held to (any ``exec``/``eval``, any ``setattr`` on what is not
+its own, an import of ``inspect``). A flag decides nothing: the report lists it beside ``tampered`` for a
+person to review.
 """
 from __future__ import annotations
 
