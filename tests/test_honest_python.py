@@ -193,6 +193,17 @@ def test_a_forged_verdict_is_never_a_pass(proven, name):
         assert "not reported" in " ".join(g.evidence)
 
 
+def test_an_extension_module_beside_the_solution_is_removed_before_the_tests_import_it(proven):
+    """Python imports ``hello.so`` (or ``hello.cpython-*.so``, ``hello.abi3.so``) before ``hello.py``: a compiled
+    module shipped in the work tree would replace the graded source the scan reads. check.sh removes them, so the
+    reference passes beside a junk one (were it kept, importing it would fail every test: not an ELF file)."""
+    base, *_ = proven
+    reference = (base / "answer" / "hello.py").read_text()
+    g = kit_grade_solution(proven, "extension-module", "hello.py", reference,
+                           extra={"hello.so": "not an ELF file\n", "hello.abi3.so": "not an ELF file\n"})
+    assert (g.verdict, g.passed_tests) == ("pass", 3), (g.evidence, g.output[-2000:])
+
+
 def test_odd_names_in_the_report_folder_never_make_root_copy_through_links(proven, monkeypatch):
     """check.sh copies the tester's report folder as root: a name holding a newline must never make a line of it
     a path of its own (a link to /dev/zero, 50 MB a name, onto the host): NUL-separated, links never followed."""
