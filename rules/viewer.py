@@ -11,7 +11,13 @@ Pages are rendered with Jinja2's autoescape (every value a trial wrote is untrus
 network (``file://`` works), and each long text is capped (``TEXT_CAP``) with a link to its full file, so a page
 stays small whatever an agent printed. ``write_trials`` rewrites a page only when its inputs changed: a digest
 of the trial's files (names, sizes, modification times), the runs that link to each other and the template,
-kept in ``trials/stamps.json``.
+kept in ``trials/stamps.json`` with the trial's last step.
+
+A compare page, ``evals/<tier>/compare/<A>/<B>.html``, sets two runs the report compares side by side on the tasks
+where they differ (the McNemar test's discordant pairs, per metric) and on the tasks the test leaves out that one
+of them passed, each run's trial linked to its page; it is reached from the report's paired comparisons and made
+from what the report loaded and the last steps kept in ``trials/stamps.json`` (no trial file is read again).
+``write_compares`` rewrites a page only when what it shows changed (``compare/stamps.json``).
 """
 from __future__ import annotations
 
