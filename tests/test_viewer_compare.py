@@ -144,3 +144,19 @@ def test_doit_report_writes_a_page_per_pair_and_rewrites_only_the_pairs_that_cha
     assert "0 written, 1 unchanged, 2 removed" in res.stdout.split("compare pages")[1]
     assert sorted(p.relative_to(tier / "compare").as_posix() for p in (tier / "compare").rglob("*.html")) == \
         [f"{a}/{b}.html" for a, b in pairs if "gamma" not in (a, b)]
+
+
+def test_trial_stamps_of_the_older_shape_rewrite_their_pages_once_to_learn_the_last_steps(tmp_path):
+    home = tmp_path / "home"
+    tier = make_evals(home, ["alpha", "beta"], [("python-bowling", "python"), ("go-clock", "go")])
+    assert run_doit(home, "report", timeout=120).code == 0
+    stamps = tier / "trials" / "stamps.json"
+    old = {rel: v["digest"] for rel, v in json.loads(stamps.read_text()).items()}  # before compare pages: digests only
+    stamps.write_text(json.dumps(old))
+    (tier / "compare" / "stamps.json").unlink()
+    res = run_doit(home, "report", timeout=120)
+    assert res.code == 0, res.stderr
+    assert "trial pages" in res.stdout and "4 written, 0 unchanged" in res.stdout
+    assert all(isinstance(v, dict) and v["digest"] == old[rel] for rel, v in json.loads(stamps.read_text()).items())
+    page = next((tier / "compare").rglob("*.html")).read_text()
+    assert "last step of try" in page
