@@ -352,10 +352,10 @@ def side(run, task: str, last_steps: dict) -> dict:
     """``run``'s trial of ``task`` (repeat 1; ``rules.report.Run``) as a compare page shows it: ``{"word" (its
     outcome word), "href" (its trial page, relative to a compare page; None without a record), "tries" ("2
     tries"; a trial that makes attempts: "3 attempts"), "tests" ("passed/ran", or ""), "seconds" (the agent's),
-    "cost" (money text), "tokens_sent", "tokens_received", "error" (an error's kind and message, cut at LAST_CAP
-    characters, or ""), "last_step" (``{"where", "text"}`` from ``last_steps``, page path → last step, or
+    "cost" (money text), "tokens_sent", "tokens_received", "error" (an error's message, cut at LAST_CAP
+    characters, or ""; its kind is in the word), "last_step" (``{"where", "text"}`` from ``last_steps``, page path → last step, or
     None)}``."""
-    from rules.report import error_kind, error_message, page_href
+    from rules.report import error_message, page_href
 
     word = run.outcomes.get(1, {}).get(task, "missing")
     result = run.results.get(1, {}).get(task)
@@ -367,7 +367,7 @@ def side(run, task: str, last_steps: dict) -> dict:
     attempts = result.get("attempts") or []
     error = ""
     if result.get("status") == "error":
-        error = capped(f"{error_kind(result)}: {error_message(result) or '(no message)'}", LAST_CAP)[0]
+        error = capped(error_message(result) or "(no message)", LAST_CAP)[0]  # its kind is in the word
     return {"word": word, "href": "../../" + page_href(run.run, task),
             "tries": _plural(len(attempts), "attempt", "attempts") if attempts
             else _plural(len(result.get("tries") or []), "try", "tries"),

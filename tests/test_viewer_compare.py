@@ -77,7 +77,7 @@ def test_the_view_lists_each_direction_side_by_side_headline_first_with_what_a_p
     assert [r["task"] for r in view["left_out"]] == ["rust-f", "java-g"] and view["unpaired"] == 2
     f, g = view["left_out"]
     assert f["a"]["word"] == "missing" and f["a"]["href"] is None
-    assert g["b"]["word"] == "error:agent" and g["b"]["error"] == "agent: provider said <429> too many requests"
+    assert g["b"]["word"] == "error:agent" and g["b"]["error"] == "provider said <429> too many requests"
 
 
 def test_the_page_escapes_what_runs_wrote_and_links_both_trials(tmp_path):
