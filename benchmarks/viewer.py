@@ -1,4 +1,5 @@
-"""The report and the trial pages at scale: 20 runs over 525 tasks (10,500 stored trials), in headless chromium.
+"""The report, the trial pages and the compare pages at scale: 20 runs over 525 tasks (10,500 stored trials), in
+headless chromium.
 
     python3 benchmarks/viewer.py [--runs 20] [--aider 225] [--swe 300] [--home DIR] [--keep]
 
@@ -8,12 +9,14 @@ output, and a work.diff; every 50th trial has a 2 MB agent log and a 3,000-step 
 under the aider tier: 225 aider-shaped task names (``<language>-<exercise>``: the polyglot benchmark's exercises)
 and 300 swe-shaped ones (``<owner>__<repo>-<number>``: SWE-bench Lite's instances), 525 in all. Nothing it makes is committed or kept (unless ``--keep``).
 
-Measures ``rules.publish.write_report`` (every page written; again with nothing changed; again after one
-result changed), then, in Debian's chromium through Playwright (file://, as a person opens it), the report's
-first contentful paint and load event (its seconds: the later of the two), and a trial page's (a typical one and the largest), each the median of 3
-loads in a fresh page; and the largest file the browser loads (the pages hold their styles inline and load
-nothing else: the resource entries are counted). Prints one table. Targets (issue 21): report < 2 s, a trial
-page < 1 s, no file over 5 MB.
+Measures ``rules.publish.write_report`` (every page written; again with nothing changed; again after one result
+changed; again with every compare page written; how many trial and compare pages each wrote), then, in Debian's
+chromium through Playwright (file://, as a person opens it), the report's first contentful paint and load event
+(its seconds: the later of the two), a trial page's and a compare page's (two runs side by side on the tasks where
+they differ; a typical one and the largest of each), each the median of 3 loads in a fresh page; and the largest
+file the browser loads (the pages hold their styles inline and load nothing else: the resource entries are
+counted). Prints one table.
+Targets (issue 21): report < 2 s, a trial page (and a compare page) < 1 s, no file over 5 MB.
 """
 from __future__ import annotations
 
@@ -104,26 +107,46 @@ def main() -> int:
                              for s in range(1, 3001)]
                     (d / "trajectory-1.json").write_text(json.dumps({"schema_version": "ATIF-v1.7", "steps": steps}))
         rows.append(("make the stored trials", f"{len(runs)} runs × {len(tasks)} tasks", time.perf_counter() - t0, ""))
+        def mtimes() -> dict[Path, int]:
+            return {p: p.stat().st_mtime_ns for folder in ("trials", "compare") for p in (tier / folder).rglob("*.html")}
+
+        def written(since: dict[Path, int]) -> str:
+            """How many trial and compare pages were (re)written since the ``mtimes`` snapshot ``since``."""
+            now = mtimes()
+            n = {folder: sum(now[p] != since.get(p) for p in now if p.parts[-3] == folder) for folder in ("trials", "compare")}
+            return f"pages written: {n['trials']} trial, {n['compare']} compare"
+
         for what in ("every page written", "nothing changed"):
+            before = mtimes()
             t0 = time.perf_counter()
             write_report("aider", echo=False)
-            rows.append((f"write_report ({what})", "", time.perf_counter() - t0, ""))
+            rows.append((f"write_report ({what})", "", time.perf_counter() - t0, written(before)))
         changed = tier / "runs" / runs[0] / tasks[1][0] / "result.json"
         data = json.loads(changed.read_text())
         data["usage"]["cost"] = 1.5
         changed.write_text(json.dumps(data))
+        before = mtimes()
         t0 = time.perf_counter()
         write_report("aider", echo=False)
-        rows.append(("write_report (one result changed)", "", time.perf_counter() - t0, ""))
+        rows.append(("write_report (one result changed)", "", time.perf_counter() - t0, written(before)))
+        (tier / "compare" / "stamps.json").unlink()  # the compare pages' share of a write: all of them again
+        before = mtimes()
+        t0 = time.perf_counter()
+        write_report("aider", echo=False)
+        rows.append(("write_report (every compare page written)", "", time.perf_counter() - t0, written(before)))
         pages = sorted((tier / "trials").rglob("*.html"), key=lambda p: p.stat().st_size)
+        pairs = sorted((tier / "compare").rglob("*.html"), key=lambda p: p.stat().st_size)
         report = tier / "report.html"
         sizes = {"report.html": report.stat().st_size, "largest trial page": pages[-1].stat().st_size,
-                 "median trial page": pages[len(pages) // 2].stat().st_size}
+                 "median trial page": pages[len(pages) // 2].stat().st_size,
+                 "largest compare page": pairs[-1].stat().st_size, "median compare page": pairs[len(pairs) // 2].stat().st_size}
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=["--no-sandbox"])
             for name, page, target in (("report.html", report, 2000),
                                        ("median trial page", pages[len(pages) // 2], 1000),
-                                       ("largest trial page", pages[-1], 1000)):
+                                       ("largest trial page", pages[-1], 1000),
+                                       ("median compare page", pairs[len(pairs) // 2], 1000),
+                                       ("largest compare page", pairs[-1], 1000)):
                 m = measure(browser, page.as_uri())
                 shown = max(m["load_ms"], m["fcp_ms"])  # rendered: painted and loaded, whichever came last
                 ok = shown < target and m["resources"] == 0
@@ -131,13 +154,14 @@ def main() -> int:
                              shown / 1000, f"first paint {m['fcp_ms']:.0f} ms, load event {m['load_ms']:.0f} ms; "
                              f"< {target} ms: " + ("yes" if ok else "NO")))
             browser.close()
-        biggest = max([report, *pages], key=lambda p: p.stat().st_size)
+        biggest = max([report, *pages, *pairs], key=lambda p: p.stat().st_size)
         rows.append(("largest file the browser loads", biggest.relative_to(tier).as_posix(), None,
                      f"{biggest.stat().st_size / 1e6:.2f} MB; < 5 MB: " + ("yes" if biggest.stat().st_size < 5e6 else "NO")))
         print(f"{'what':40} {'of':38} {'seconds':>8}  notes")
         for what, of, secs, note in rows:
             print(f"{what:40} {of:38} {'' if secs is None else f'{secs:8.2f}':>8}  {note}")
-        print(f"trial pages: {len(pages)}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        print(f"trial pages: {len(pages)}, compare pages: {len(pairs)} ({sum(p.stat().st_size for p in pairs) / 1e6:.1f} MB "
+              f"in all); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     finally:
         if args.keep:
             print(f"kept: {home}")

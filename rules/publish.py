@@ -1,18 +1,19 @@
-"""Writing a tier's pages: the report (``rules.report``) and every stored trial's page (``rules.viewer``), the
-last step of ``doit run`` and ``doit report``. Kept apart from both so that the viewer may build on the report
-without the report knowing the viewer."""
+"""Writing a tier's pages: the report (``rules.report``), every stored trial's page and each compared pair of
+runs' page (``rules.viewer``), the last step of ``doit run`` and ``doit report``. Kept apart from both so that the
+viewer may build on the report without the report knowing the viewer."""
 from __future__ import annotations
 
 
 def write_report(tier: str, echo: bool = True) -> dict:
     """Build the report of ``tier`` from the files and write ``evals/<tier>/report.{md,json,html}`` and, for a
-    tier whose profile has the Aider leaderboard's records, ``report.leaderboard.yml`` (atomically), and every
+    tier whose profile has the Aider leaderboard's records, ``report.leaderboard.yml`` (atomically), every
     stored trial's page under ``evals/<tier>/trials/`` (``rules.viewer.write_trials``: only the pages whose trial
-    changed); print the Markdown when ``echo``. Returns the report data."""
+    changed) and each compared pair of runs' page under ``evals/<tier>/compare/`` (``rules.viewer.write_compares``:
+    only the pages whose tasks changed); print the Markdown when ``echo``. Returns the report data."""
     from rules.config import load_suite
     from rules.files import write_atomic, write_json
-    from rules.report import build_report, load, render_pages, test_ids
-    from rules.viewer import write_trials
+    from rules.report import COMPARE, TRIALS, build_report, load, render_pages, test_ids
+    from rules.viewer import write_compares, write_trials
 
     suite = load_suite(tier)
     tasks, runs, notes = load(tier)
@@ -22,8 +23,10 @@ def write_report(tier: str, echo: bool = True) -> dict:
         write_atomic(suite.dir / name, text)
     write_json(suite.dir / "report.json", report)
     views = write_trials(suite.dir, runs, tasks, suite.tasks_dir, test_ids(suite.manifest_path), suite.runs_dir)
+    pairs = write_compares(suite.dir, report, runs, tasks, views["last_steps"])
     if echo:
         print(pages["report.md"])
-        print(f"trial pages ({suite.dir / 'trials'}): {views['written']} written, {views['kept']} unchanged"
-              + (f", {views['removed']} removed" if views["removed"] else ""))
+        for what, folder, n in (("trial pages", TRIALS, views), ("compare pages", COMPARE, pairs)):
+            print(f"{what} ({suite.dir / folder}): {n['written']} written, {n['kept']} unchanged"
+                  + (f", {n['removed']} removed" if n["removed"] else ""))
     return report

@@ -47,6 +47,7 @@ Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 ALPHA = 0.05
 ERROR_KINDS = ("agent", "infrastructure")
 TRIALS = "trials"  # the trial pages' folder, beside report.html (``rules.viewer``)
+COMPARE = "compare"  # the pages comparing two runs side by side, beside report.html (``rules.viewer``)
 REPEAT_SEP = "@"  # runs/<run>/<task>@<k>/ holds repeat k (k >= 2)
 
 
@@ -95,6 +96,15 @@ def page_href(run: str, folder: str) -> str:
     from urllib.parse import quote
 
     return f"{TRIALS}/{quote(run, safe='')}/{quote(folder, safe='@')}.html"
+
+
+def compare_href(a: str, b: str) -> str:
+    """The relative URL, from the tier's folder, of the page that sets runs ``a`` and ``b`` (run names, A before
+    B as ``compare`` pairs them) side by side on the tasks where they differ: ``compare/<a>/<b>.html``, each part
+    percent-quoted."""
+    from urllib.parse import quote
+
+    return f"{COMPARE}/{quote(a, safe='')}/{quote(b, safe='')}.html"
 
 
 def profile_of(tier: str) -> Profile:
@@ -490,21 +500,33 @@ def rank_key(row: dict, profile: Profile) -> tuple:
     return tuple(-(row[m.key]["rate"] or 0.0) for m in reversed(metrics)) + (row["label"], row["run"])
 
 
+def paired_tasks(a: Run, b: Run, tasks: list[TaskRow], metric: Metric) -> dict[str, list[str]]:
+    """The tasks of runs ``a`` and ``b`` in repeat 1 at ``metric``, each list in ``tasks``' order: ``{"paired"
+    (both finished), "a_only" (A passed and B did not: the discordant pairs one way), "b_only" (the other
+    way), "both", "neither", "unpaired" (not finished by one or both)}``."""
+    oa, ob = a.outcomes.get(1, {}), b.outcomes.get(1, {})
+    out: dict[str, list[str]] = {k: [] for k in ("paired", "a_only", "b_only", "both", "neither", "unpaired")}
+    for r in tasks:
+        wa, wb = oa.get(r.task, "missing"), ob.get(r.task, "missing")
+        if not (finished(wa) and finished(wb)):
+            out["unpaired"].append(r.task)
+            continue
+        out["paired"].append(r.task)
+        pa, pb = passed_within(wa, metric.tries), passed_within(wb, metric.tries)
+        out["both" if pa and pb else "a_only" if pa else "b_only" if pb else "neither"].append(r.task)
+    return out
+
+
 def compare(a: Run, b: Run, tasks: list[TaskRow], metric: Metric) -> dict:
     """Runs ``a`` and ``b`` on the tasks both finished in repeat 1, at ``metric``: ``{"a", "b", "a_label",
     "b_label", "metric" (its name: ``pass@2``, ``resolved``), "paired", "a_only", "b_only", "both",
-    "neither", "p_value", "significant"}`` (exact McNemar, 5% level; ``a``/``b`` are run names)."""
-    oa, ob = a.outcomes.get(1, {}), b.outcomes.get(1, {})
-    paired = [r.task for r in tasks if finished(oa.get(r.task, "missing")) and finished(ob.get(r.task, "missing"))]
-    pa = {t: passed_within(oa[t], metric.tries) for t in paired}
-    pb = {t: passed_within(ob[t], metric.tries) for t in paired}
-    a_only = sum(pa[t] and not pb[t] for t in paired)
-    b_only = sum(pb[t] and not pa[t] for t in paired)
-    p = mcnemar_exact(a_only, b_only)
+    "neither", "p_value", "significant"}`` (counts of ``paired_tasks``; exact McNemar, 5% level; ``a``/``b`` are run
+    names)."""
+    n = {k: len(v) for k, v in paired_tasks(a, b, tasks, metric).items()}
+    p = mcnemar_exact(n["a_only"], n["b_only"])
     return {"a": a.run, "b": b.run, "a_label": a.label, "b_label": b.label, "metric": metric.name,
-            "paired": len(paired), "a_only": a_only, "b_only": b_only,
-            "both": sum(pa[t] and pb[t] for t in paired), "neither": sum(not pa[t] and not pb[t] for t in paired),
-            "p_value": p, "significant": p < ALPHA}
+            "paired": n["paired"], "a_only": n["a_only"], "b_only": n["b_only"], "both": n["both"],
+            "neither": n["neither"], "p_value": p, "significant": p < ALPHA}
 
 
 def warnings_of(rows: list[dict], profile: Profile) -> list[str]:
@@ -862,7 +884,7 @@ def render_pages(report: dict) -> dict[str, str]:
                        passes=lambda words: sum(w.startswith("pass@") or w in PASSED for w in words), si=si,
                        seconds=lambda v: "–" if v is None else f"{v:.1f}",
                        attempts_mean=lambda v: "–" if v is None else f"{v:.2f}", attempts_title=attempts_title,
-                       fit=lambda text, chars: fit(text, chars * CHAR_PX), trial_href=page_href,
+                       fit=lambda text, chars: fit(text, chars * CHAR_PX), trial_href=page_href, compare_href=compare_href,
                        unlabelled_settings=lambda row: any(str(v) not in row["label"] for v in row["settings"].values()))
     prof = profile_of(report["tier"])
     md = env.get_template("report/report.md.j2").render(r=report, prof=prof)

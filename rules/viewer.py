@@ -11,7 +11,13 @@ Pages are rendered with Jinja2's autoescape (every value a trial wrote is untrus
 network (``file://`` works), and each long text is capped (``TEXT_CAP``) with a link to its full file, so a page
 stays small whatever an agent printed. ``write_trials`` rewrites a page only when its inputs changed: a digest
 of the trial's files (names, sizes, modification times), the runs that link to each other and the template,
-kept in ``trials/stamps.json``.
+kept in ``trials/stamps.json`` with the trial's last step.
+
+A compare page, ``evals/<tier>/compare/<A>/<B>.html``, sets two runs the report compares side by side on the tasks
+where they differ (the McNemar test's discordant pairs, per metric) and on the tasks the test leaves out that one
+of them passed, each run's trial linked to its page; it is reached from the report's paired comparisons and made
+from what the report loaded and the last steps kept in ``trials/stamps.json`` (no trial file is read again).
+``write_compares`` rewrites a page only when what it shows changed (``compare/stamps.json``).
 """
 from __future__ import annotations
 
@@ -23,12 +29,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 VIEWER_FORMAT = 1  # bump when a page's content changes for the same inputs (every page is rendered again)
-STAMPS = "stamps.json"  # in the trials folder (``rules.report.TRIALS``): page path → the digest of the inputs it was rendered from
+STAMPS = "stamps.json"  # in the trials and compare folders: page path → the digest of the inputs it was rendered from
 TEXT_CAP = 24_000  # characters of one log, output or diff shown on a page; the rest is a link to the file
 STEP_CAP = 4_000  # characters of one trajectory step's message, arguments or observation
 STEPS_CAP = 400  # trajectory steps shown per try (the first ones; the last one is always shown)
 STEPS_CHARS = 200_000  # characters of a try's shown steps at most: past them only the last step is shown
 TEMPLATE = "report/trial.html.j2"
+COMPARE_TEMPLATE = "report/compare.html.j2"
+LAST_CAP = 200  # characters of a trial's last step kept in trials/stamps.json and shown on a compare page
 
 
 def capped(text: str, cap: int = TEXT_CAP) -> tuple[str, bool]:
@@ -247,11 +255,13 @@ def _environment():
     import jinja2
 
     from rules.config import TEMPLATES
+    from rules.report import pvalue, word_class, word_text
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
                              autoescape=True)
     env.filters["secs"] = lambda v: "–" if not isinstance(v, (int, float)) else f"{v:.1f} s"
     env.filters["num"] = lambda v: "–" if v is None else f"{v:,}"
+    env.filters.update(word_class=word_class, word_text=word_text, pvalue=pvalue)
     return env
 
 
@@ -277,8 +287,11 @@ def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_
                  runs_dir: Path) -> dict:
     """Write the page of every stored trial of ``runs`` (``rules.report.Run``, as ``load_runs`` read them) under
     ``tier_dir/trials/``, rewriting a page only when its inputs changed (``_digest``; stamps in
-    ``trials/stamps.json``), and remove the pages of trials no longer stored. ``tasks`` are the published
-    ``TaskRow``s, ``test_ids`` task → its expected test ids. Returns ``{"written", "kept", "removed"}`` (counts)."""
+    ``trials/stamps.json``: page path → ``{"digest", "last_step"}``, the trial's last step kept for the compare
+    pages), and remove the pages of trials no longer stored. ``tasks`` are the published ``TaskRow``s,
+    ``test_ids`` task → its expected test ids. Returns ``{"written", "kept", "removed"}`` (counts) and
+    ``"last_steps"``: page path (``<run>/<trial folder>.html``) → ``{"where", "text"}`` (what the agent last did,
+    ``trial_view``'s, its text cut at LAST_CAP characters) for each trial that has one."""
     from rules.config import TEMPLATES
     from rules.files import read_json, write_atomic, write_json
     from rules.report import TRIALS
@@ -291,7 +304,7 @@ def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_
     stamps = stamps if isinstance(stamps, dict) else {}
     template = hashlib.sha256((TEMPLATES / TEMPLATE).read_bytes()).hexdigest()
     published = {t.task for t in tasks}
-    new: dict[str, str] = {}
+    new: dict[str, dict] = {}
     counts = {"written": 0, "kept": 0, "removed": 0}
     for run in runs:
         for k, results in sorted(run.results.items()):
@@ -307,18 +320,152 @@ def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_
                 rel = f"{run.run}/{folder}.html"
                 key = _digest(trial_dir, json.dumps([VIEWER_FORMAT, template, word, others, run.label,
                                                      run.command, test_ids.get(task)]))
-                new[rel] = key
-                if stamps.get(rel) == key and (out_dir / rel).is_file():
+                old = stamps.get(rel)
+                if isinstance(old, dict) and old.get("digest") == key and (out_dir / rel).is_file():
+                    new[rel] = old
                     counts["kept"] += 1
                     continue
                 view = trial_view(result, trial_dir, Path(tasks_dir) / task, run, folder,
                                   test_ids.get(task) or [], others, word)
                 write_atomic(out_dir / rel, render_trial(view))
+                last = view["last_step"]
+                new[rel] = {"digest": key, "last_step": last and {"where": last["where"],
+                                                                  "text": capped(last["text"], LAST_CAP)[0]}}
                 counts["written"] += 1
     for rel in set(stamps) - set(new):
         if not str(rel).endswith(".html") or ".." in str(rel):  # a stamps file edited by hand: never outside
             continue
         (out_dir / rel).unlink(missing_ok=True)
+        counts["removed"] += 1
+    if new or stamps:
+        write_json(out_dir / STAMPS, new, only_if_changed=True)
+    return {**counts, "last_steps": {rel: v["last_step"] for rel, v in new.items() if v.get("last_step")}}
+
+
+# ---- two runs side by side: the tasks where they differ ----
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def side(run, task: str, last_steps: dict) -> dict:
+    """``run``'s trial of ``task`` (repeat 1; ``rules.report.Run``) as a compare page shows it: ``{"word" (its
+    outcome word), "href" (its trial page, relative to a compare page; None without a record), "tries" ("2
+    tries"; a trial that makes attempts: "3 attempts"), "tests" ("passed/ran", or ""), "seconds" (the agent's),
+    "cost" (money text), "tokens_sent", "tokens_received", "error" (an error's message, cut at LAST_CAP
+    characters, or ""; its kind is in the word), "last_step" (``{"where", "text"}`` from ``last_steps``, page path → last step, or
+    None)}``."""
+    from rules.report import error_message, page_href
+
+    word = run.outcomes.get(1, {}).get(task, "missing")
+    result = run.results.get(1, {}).get(task)
+    if not isinstance(result, dict):
+        return {"word": word, "href": None, "tries": "", "tests": "", "seconds": None, "cost": _money(None),
+                "tokens_sent": None, "tokens_received": None, "error": "", "last_step": None}
+    tests = result.get("tests") if isinstance(result.get("tests"), dict) else {}
+    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    attempts = result.get("attempts") or []
+    error = ""
+    if result.get("status") == "error":
+        error = capped(error_message(result) or "(no message)", LAST_CAP)[0]  # its kind is in the word
+    return {"word": word, "href": "../../" + page_href(run.run, task),
+            "tries": _plural(len(attempts), "attempt", "attempts") if attempts
+            else _plural(len(result.get("tries") or []), "try", "tries"),
+            "tests": f"{tests['passed']}/{tests['ran']}" if "passed" in tests and "ran" in tests else "",
+            "seconds": result.get("agent_seconds"), "cost": _money(usage.get("cost")),
+            "tokens_sent": usage.get("tokens_sent"), "tokens_received": usage.get("tokens_received"),
+            "error": error, "last_step": last_steps.get(f"{run.run}/{task}.html")}
+
+
+def compare_view(a, b, tasks: list, profile, comparisons: dict[str, dict], last_steps: dict) -> dict:
+    """What the page of runs ``a`` and ``b`` (``rules.report.Run``, A before B as the report pairs them) shows, as
+    data (``compare.html.j2``'s ``v``): ``{"tier", "a", "b" ({"run", "label", "settings"}), "group" (the
+    profile's: language, repo), "passes", "verb" (the profile's words), "metrics": [{"name", "comparison" (the
+    report's ``compare`` at that metric, from ``comparisons``: metric name → it), "a_only", "b_only": [rows]}]
+    (the headline metric first), "left_out": [rows] (tasks left out of the paired test, not finished by one run
+    or both, that one of them passed at the headline metric), "unpaired": how many tasks were left out}``; a row
+    is ``{"task", "group", "free", "a", "b" (``side``)}``, rows in ``tasks``' order (the published
+    ``TaskRow``s)."""
+    from rules.report import paired_tasks, passed_within
+
+    by_task = {t.task: t for t in tasks}
+    rows: dict[str, dict] = {}
+
+    def row(task: str) -> dict:
+        if task not in rows:
+            t = by_task[task]
+            rows[task] = {"task": task, "group": t.group(profile.group), "free": t.free,
+                          "a": side(a, task, last_steps), "b": side(b, task, last_steps)}
+        return rows[task]
+
+    metrics = [profile.headline] + [m for m in profile.metrics if m is not profile.headline]
+    out = {"tier": profile.tier, "group": profile.group, "passes": profile.passes, "verb": profile.verb,
+           "metrics": [], "left_out": [], "unpaired": 0,
+           **{k: {"run": r.run, "label": r.label, "settings": dict(r.settings)} for k, r in (("a", a), ("b", b))}}
+    for m in metrics:
+        split = paired_tasks(a, b, tasks, m)
+        out["metrics"].append({"name": m.name, "comparison": comparisons.get(m.name),
+                               "a_only": [row(t) for t in split["a_only"]], "b_only": [row(t) for t in split["b_only"]]})
+        if m is profile.headline:
+            out["unpaired"] = len(split["unpaired"])
+            oa, ob = a.outcomes.get(1, {}), b.outcomes.get(1, {})
+            out["left_out"] = [row(t) for t in split["unpaired"]
+                               if passed_within(oa.get(t, "missing"), m.tries) or passed_within(ob.get(t, "missing"), m.tries)]
+    return out
+
+
+def render_compare(view: dict) -> str:
+    """The page of two runs side by side (HTML) from its ``compare_view``."""
+    return _environment().get_template(COMPARE_TEMPLATE).render(v=view)
+
+
+def write_compares(tier_dir: Path, report: dict, runs: list, tasks: list, last_steps: dict) -> dict:
+    """Write the page of each pair of runs the report compares (``report["comparisons"]``; ``runs`` as
+    ``rules.report.load_runs`` read them, ``tasks`` the published ``TaskRow``s, ``last_steps`` as
+    ``write_trials`` returns them) at ``tier_dir/compare/<a>/<b>.html`` (``rules.report.compare_href``),
+    rewriting a page only when what it shows changed (a digest of its ``compare_view``, the template and
+    VIEWER_FORMAT; stamps in ``compare/stamps.json``), and remove the pages of pairs the report no longer has.
+    Returns ``{"written", "kept", "removed"}`` (counts)."""
+    from rules.config import TEMPLATES
+    from rules.files import read_json, write_atomic, write_json
+    from rules.report import COMPARE, profile_of
+
+    out_dir = Path(tier_dir) / COMPARE
+    try:
+        stamps = read_json(out_dir / STAMPS) or {}
+    except ValueError:
+        stamps = {}
+    stamps = stamps if isinstance(stamps, dict) else {}
+    template = hashlib.sha256((TEMPLATES / COMPARE_TEMPLATE).read_bytes()).hexdigest()
+    profile = profile_of(report["tier"])
+    by_run = {r.run: r for r in runs}
+    by_pair: dict[tuple[str, str], dict[str, dict]] = {}
+    for c in report.get("comparisons") or []:
+        by_pair.setdefault((c["a"], c["b"]), {})[c["metric"]] = c
+    new: dict[str, str] = {}
+    counts = {"written": 0, "kept": 0, "removed": 0}
+    for (a, b), comparisons in by_pair.items():
+        if a not in by_run or b not in by_run:
+            continue
+        view = compare_view(by_run[a], by_run[b], tasks, profile, comparisons, last_steps)
+        rel = f"{a}/{b}.html"
+        key = hashlib.sha256(json.dumps([VIEWER_FORMAT, template, view], sort_keys=True,
+                                        default=str).encode()).hexdigest()
+        new[rel] = key
+        if stamps.get(rel) == key and (out_dir / rel).is_file():
+            counts["kept"] += 1
+            continue
+        write_atomic(out_dir / rel, render_compare(view))
+        counts["written"] += 1
+    for rel in set(stamps) - set(new):
+        if not str(rel).endswith(".html") or ".." in str(rel):  # a stamps file edited by hand: never outside
+            continue
+        (out_dir / rel).unlink(missing_ok=True)
+        if (out_dir / rel).parent != out_dir:
+            try:
+                (out_dir / rel).parent.rmdir()  # A's folder, once A is compared with no run: gone
+            except OSError:  # not empty
+                pass
         counts["removed"] += 1
     if new or stamps:
         write_json(out_dir / STAMPS, new, only_if_changed=True)

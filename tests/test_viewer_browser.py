@@ -126,3 +126,54 @@ def test_the_matrix_filters_by_name_language_outcome_and_run_and_sorts(browser, 
     page.locator("table.matrix").screenshot(path=str(tmp_path / "matrix-sorted.png"))
     print(f"screenshot: {tmp_path / 'matrix-sorted.png'}")
     page.close()
+
+
+@pytest.mark.parametrize("n_runs", [2, 20])
+def test_a_person_follows_a_comparison_to_the_tasks_where_two_runs_differ(browser, tmp_path, n_runs):
+    import json
+    from urllib.parse import quote
+
+    tier = _report(tmp_path, n_runs)
+    data = json.loads((tier / "report.json").read_text())
+    first, second = data["agents"][0]["run"], data["agents"][1]["run"]  # the leaderboard's first two
+    c = next(c for c in data["comparisons"] if (c["a"], c["b"]) == (first, second) and c["metric"] == "pass@2")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((tier / "report.html").as_uri())
+    grid = page.locator("xpath=//h2[starts-with(., 'Paired comparisons')]/following-sibling::table[1]")
+    grid.screenshot(path=str(tmp_path / f"comparisons-{n_runs}-runs.png"))
+    print(f"screenshot: {tmp_path / f'comparisons-{n_runs}-runs.png'}")
+    # two runs: the table's row at pass@2; twenty: the grid's cell of row 2, column 1
+    link = grid.locator(f'a[href="compare/{quote(first, safe="")}/{quote(second, safe="")}.html#pass%402"]')
+    assert link.count() == 1
+    link.click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/compare/{first}/{second}.html#pass%402")
+    assert page.locator(":target").get_attribute("id") == "pass@2"  # the fragment found its section
+    assert page.locator("h1").inner_text() == f"A{first} vs B{second}"
+    tables = page.locator('h2[id="pass@2"] ~ table.pairs')
+    a_only, b_only = tables.nth(0), tables.nth(1)
+    assert a_only.locator("tr").count() == c["a_only"] + 1 and b_only.locator("tr").count() == c["b_only"] + 1
+    if n_runs == 2:  # OUTCOMES cycled: run 1 passes bowling and bob, run 2 acronym and zipper, on try 2
+        assert a_only.locator("td.task").all_inner_texts() == ["python-bowling", "java-bob"]
+        assert b_only.locator("td.task").all_inner_texts() == ["rust-acronym", "python-zipper"]
+        row = a_only.locator("tr").nth(2)
+        assert row.locator("td.side.a a.o").inner_text() == "pass@2"
+        assert row.locator("td.side.b a.o").inner_text() == "timeout"
+        assert "last step of try 1" in row.locator("td.side.b .last").inner_text()
+    _shot(page, tmp_path / f"compare-{n_runs}-runs.png")
+    # each outcome is a link to its trial's page: follow B's side of the first task A passes and B does not
+    task = a_only.locator("td.task").first.inner_text()
+    side = a_only.locator("tr").nth(1).locator("td.side.b a.o")
+    word = side.inner_text()
+    side.click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/trials/{second}/{task}.html")
+    assert page.locator("h1").inner_text() == task and page.locator("#status").inner_text() == word
+    page.go_back()
+    page.locator("nav a").first.click()  # ← report
+    page.wait_for_load_state()
+    assert page.url.endswith("/report.html")
+    assert not errors, errors
+    page.close()
