@@ -17,7 +17,8 @@ line, and the rest of such a line would be lost to the scan), and each added lin
 language may end a line that a diff shows as one (a lone ``\\r``: Python, C++, Java and JavaScript; JavaScript's
 ``\\u2028``/``\\u2029``); a Python source that declares another encoding than UTF-8 (PEP 263, ``# coding:
 utf-7``) is searched again as Python decodes it (``python_encoding``), since the diff shows its bytes and Python
-runs the decoded text. A file the diff shows as binary (a NUL byte makes it so, and C++ and JavaScript compile
+runs the decoded text; and a Python source is searched again folded by NFKC, as Python folds identifiers
+(``from ｕnittest import ＴestCase`` imports ``unittest.TestCase``). A file the diff shows as binary (a NUL byte makes it so, and C++ and JavaScript compile
 such a source) cannot be read: where it is a source of the table's languages (a pattern's ``files`` matches its
 path), it is a ``binary-source`` flag of its own.
 """
@@ -28,6 +29,7 @@ import codecs
 import io
 import re
 import tokenize
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Iterator
@@ -240,6 +242,11 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
         texts = [[_prepared(source_lines(run)) for run in runs]]
         if encoding is not None:  # what Python runs, beside what the diff shows
             texts.append([_prepared(source_lines(run, encoding)) for run in runs])
+        if runs and PY_SOURCE.search(path) and not all(p[1].isascii() for p in texts[-1]):
+            # Python folds identifiers by NFKC: ``ｕnittest`` is ``unittest`` to it
+            folded = [_prepared([(n, unicodedata.normalize("NFKC", t)) for n, t in p[0]]) for p in texts[-1]]
+            if any(f[1] != p[1] for f, p in zip(folded, texts[-1])):
+                texts.append(folded)
         whole = ["\n".join(p[1] for p in prepared) for prepared in texts]
         # a pattern that matches no run matches nothing in the file's added text either: one search a file
         hits = [s for s in mine if s.line and (not s.path or _compiled(s.path).search(path))

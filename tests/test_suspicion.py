@@ -262,6 +262,18 @@ def test_a_python_source_is_read_as_python_decodes_it(lines, flags):
     assert {(f["name"], f["line"]) for f in found} == flags, found
 
 
+@pytest.mark.parametrize("code,flag", [
+    ("from \uff55nittest import \uff34estCase as C", "framework"),  # fullwidth: ｕnittest, ＴestCase
+    ("f = sys._\U0001d420etframe(1)", "reflection"),  # mathematical bold small g
+    ("k = x.\uff54b_frame", "reflection"),
+])
+def test_a_python_source_is_read_with_its_identifiers_folded_as_python_folds_them(code, flag):
+    """Python folds identifiers by NFKC (PEP 3131): names in fullwidth or mathematical letters are the plain ones."""
+    found = scan(_added("bob.py", [code]), TABLE["python"])
+    assert flag in {f["name"] for f in found} and all(f["line"] == 1 for f in found), found
+    assert flag in {f["name"] for f in scan(_added("calc/core.py", [code], git=True), SWE_PYTHON)}
+
+
 def test_a_utf8_declaration_or_none_is_not_flagged_nor_decoded():
     for first in ("# -*- coding: utf-8 -*-", "# coding=utf8", "# coding: UTF-8-sig", "# coding: ascii", "import os"):
         assert scan(_added("bob.py", [first, "x = '+AAo-'"]), TABLE["python"]) == []
