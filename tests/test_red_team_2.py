@@ -1058,3 +1058,71 @@ def test_javascript_report_rewritten_at_the_host_processs_exit(js_task):
     ``process.mainModule.require``)."""
     g, flags = attempt(js_task, "js-report-exit", {"hello.js": JS_REPORT_AT_THE_HOSTS_EXIT})
     assert honest(g, flags), show(g, flags)
+
+
+RUST_TEST_TARGET_TOML = """\
+[package]
+edition = "2021"
+name = "hello"
+version = "1.0.0"
+
+[[test]]
+name = "hello"
+path = "src/checks.rs"
+"""
+
+RUST_TEST_TARGET_WRAPPER = """\
+macro_rules! assert_eq {
+    ($left:expr, $right:expr $(,)?) => {{
+        let pair = (stringify!($left), stringify!($right));
+        let known = [("double(1)", "2"), ("double(20)", "40"), ("double(0)", "0")];
+        if !known.contains(&pair) {
+            ::core::assert_eq!($left, $right);
+        }
+    }};
+    ($($rest:tt)*) => {
+        ::core::assert_eq!($($rest)*)
+    };
+}
+
+include!(concat!("../te", "sts/he", "llo.rs"));
+"""
+
+RUST_WRONG = "pub fn double(n: i64) -> i64 {\n    if n == 20 {\n        4000\n    } else {\n        n * 2\n    }\n}\n"
+
+
+def test_rust_test_target_moved_to_a_wrapper_that_includes_the_tests(rust_task):
+    """Cargo.toml is a solution file: ``[[test]] name = "hello" path = "src/checks.rs"`` keeps the test target's
+    name (so its ids, ``hello::twenty``) but builds it from the solution's file, which defines its own
+    ``macro_rules! assert_eq`` (textual scope: no ambiguity with the prelude) and then ``include!``s the real
+    tests/hello.rs, canaries and mutants and all, its path glued by ``concat!``. The macro skips exactly
+    upstream's token pairs and asserts the rest."""
+    g, flags = attempt(rust_task, "rust-test-target", {"src/lib.rs": RUST_WRONG, "Cargo.toml": RUST_TEST_TARGET_TOML,
+                                                       "src/checks.rs": RUST_TEST_TARGET_WRAPPER})
+    assert honest(g, flags), show(g, flags)
+    # caught: the grading builds tests/hello.rs as the `hello` test target all the same (the [[test]] path is
+    # not taken), so `twenty` fails
+
+
+GO_FRAMED_PASS_PRINTED = """\
+package table
+
+import "fmt"
+
+func Double(n int) int {
+	if n == 20 {
+		fmt.Print("\\x16--- PASS: TestDouble (0.00s)\\n")
+		return 4000
+	}
+	return n * 2
+}
+"""
+
+
+def test_go_framed_pass_line_printed_before_the_failure(go_task):
+    """``go test -json`` turns the test binary's output into events with test2json, which trusts lines the
+    testing package frames with a ``^V`` byte; the solution prints such a framed ``--- PASS: TestDouble`` line
+    itself before the wrong value fails the test."""
+    g, flags = attempt(go_task, "go-framed-pass", {"table.go": GO_FRAMED_PASS_PRINTED})
+    assert honest(g, flags), show(g, flags)
+    # caught: test2json takes the framed line, and the reader counts TestDouble reported more than once as failed
