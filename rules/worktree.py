@@ -175,9 +175,15 @@ def tree_size(root: Path) -> int:
 
 def work_diff(stub: Path, work: Path, cap: int = DIFF_CAP) -> str:
     """``diff -ruN`` of the work tree against the stub (symlinks compared, not followed), labelled ``stub/``
-    and ``work/``, cut to ``cap`` bytes."""
-    proc = subprocess.run(["diff", "-ruN", "--no-dereference", stub.name, work.name], cwd=stub.parent,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    and ``work/`` wherever the two trees are and whatever their names (two trees of one name in two folders are
+    still two trees), cut to ``cap`` bytes."""
+    with tempfile.TemporaryDirectory(prefix="lab-diff-") as tmp:
+        # the labels are links in a folder of lab's own; the trailing "/" goes through them, --no-dereference
+        # keeps every link inside the trees a link
+        os.symlink(Path(stub).resolve(), Path(tmp) / "stub")
+        os.symlink(Path(work).resolve(), Path(tmp) / "work")
+        proc = subprocess.run(["diff", "-ruN", "--no-dereference", "stub/", "work/"], cwd=tmp,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = proc.stdout
     if len(out) > cap:
         out = out[:cap] + f"\n[... {len(proc.stdout) - cap} bytes of diff cut by lab ...]\n".encode()

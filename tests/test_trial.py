@@ -138,6 +138,23 @@ def test_special_files_are_removed_and_symlinks_kept(tmp_path):
     assert "+x = 1" in diff and "HOST-SECRET" not in diff  # a link is never followed
 
 
+def test_the_work_diff_compares_two_trees_of_one_name_in_two_folders(tmp_path):
+    """A stub and a work tree need not be siblings nor differently named (a regrade, a red team's harness): the
+    diff is of the two trees, labelled stub/ and work/, never of one tree against itself."""
+    from rules.scan import scan
+    from rules.tiers.aider.suspicions import TABLE
+    from rules.trial import work_diff
+
+    stub, work = tmp_path / "stub" / "python-bob", tmp_path / "graded" / "python-bob"
+    stub.mkdir(parents=True)
+    work.mkdir(parents=True)
+    (stub / "bob.py").write_text("def hey(s):\n    pass\n")
+    (work / "bob.py").write_text("import unittest\ndef hey(s):\n    return 'Whatever.'\n")
+    diff = work_diff(stub, work)
+    assert "--- stub/bob.py" in diff and "+++ work/bob.py" in diff and "+import unittest" in diff
+    assert [(f["name"], f["file"]) for f in scan(diff, TABLE["python"])] == [("framework", "bob.py")]
+
+
 def test_work_digest_sees_content_modes_links_and_empty_folders_but_not_times(tmp_path):
     from rules.trial import work_digest
 
