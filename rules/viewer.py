@@ -44,6 +44,19 @@ def capped(text: str, cap: int = TEXT_CAP) -> tuple[str, bool]:
     return (text, False) if len(text) <= cap else (text[:cap], True)
 
 
+def _last_line(path: Path, tail: int = 16_384) -> str | None:
+    """The last line of a text file that holds more than white space, read from its last ``tail`` bytes (a log
+    shown on a page is cut at its beginning: its end is read apart); None when the file is missing or blank."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - tail))
+            raw = f.read(tail)
+    except OSError:
+        return None
+    lines = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else None
+
+
 def _read(path: Path, cap: int = TEXT_CAP) -> dict | None:
     """A text file for a page: ``{"name", "text" (capped, undecodable bytes replaced), "truncated", "size"
     (bytes)}``, or None when there is no such file. Reads at most ``4 * cap`` bytes (a log may be large)."""
@@ -180,7 +193,7 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
     from rules.report import error_kind, error_message, flag_line, suspicious_tries, tampered_tries
 
     files = f"../../runs/{quote(run.run, safe='')}/{quote(folder, safe='@')}/"
-    tries = []
+    tries, folders = [], []  # folders: each try's own folder (its log's)
     for entry in _tries(result, trial_dir):
         t, where, prefix = entry["try"], entry["dir"], files + quote(entry["prefix"])
         n = t.get("try", 1)
@@ -198,6 +211,7 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
         grade = t.get("grade") if isinstance(t.get("grade"), dict) else None
         usage = t.get("usage") if isinstance(t.get("usage"), dict) else {}
         agent = t.get("agent") if isinstance(t.get("agent"), dict) else {}
+        folders.append(where)
         tries.append({
             "label": entry["label"], "outcome": t.get("outcome"), "note": t.get("note") or "",
             "steps": steps, "steps_total": total, "trajectory": traj_name if steps else None,
@@ -209,16 +223,17 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
             "cost": _money(usage.get("cost")), "suspicions": [flag_line(f) for f in t.get("suspicions") or []],
         })
     last_step = None
-    for r in reversed(tries):  # what the agent last did: the last try's last agent step, else its log's end
+    for r, where in reversed(list(zip(tries, folders))):  # what the agent last did: the last try's last agent
+        # step, else its log's last line (read from the file: the log shown is cut)
         agent_steps = [s for s in r["steps"] if s["source"] == "agent"]
         if agent_steps:
             s = agent_steps[-1]
             text = s["message"] or "; ".join(f"{c['name']} {c['arguments']}" for c in s["calls"])
             last_step = {"where": f"{r['label']}, step {s['n']}", "text": " ".join(text.split())[:400]}
             break
-        if r["log"] and r["log"]["text"].strip():
-            last_step = {"where": f"{r['label']}, the end of its log",
-                         "text": r["log"]["text"].strip().splitlines()[-1][:400]}
+        line = _last_line(where / r["log"]["name"]) if r["log"] else None
+        if line:
+            last_step = {"where": f"{r['label']}, the end of its log", "text": line[:400]}
             break
     diff = _read(trial_dir / "work.diff") or _read(trial_dir / "patch.diff")
     seconds = [result.get(k) if isinstance(result.get(k), (int, float)) else None

@@ -73,6 +73,21 @@ def test_a_huge_log_is_capped_with_a_link_to_the_full_file(tmp_path):
     assert len(html) < 4 * viewer.TEXT_CAP + 50_000
 
 
+def test_the_last_step_of_a_long_log_is_its_real_last_line_not_the_end_of_what_is_shown(tmp_path):
+    result, files = trial_record("go-clock", "alpha", "fail", "go", cost=0.1)
+    trial = tmp_path / "go-clock"
+    trial.mkdir()
+    for name, text in files.items():
+        (trial / name).write_text(text)
+    (trial / "trajectory-2.json").unlink()  # the last try falls back to its agent log
+    (trial / "agent-2.log").write_text("".join(f"line {i} " + "x" * 100 + "\n" for i in range(2000))
+                                       + "wrote clock.go and ran the tests\n\n")
+    view = viewer.trial_view(result.to_json(), trial, tmp_path / "none", Run(run="r", label="r", agent="a"),
+                             "go-clock", [], [], "fail")
+    assert view["tries"][1]["log"]["truncated"]
+    assert view["last_step"]["text"] == "wrote clock.go and ran the tests", view["last_step"]
+
+
 def test_a_long_trajectory_keeps_its_first_steps_and_its_last(tmp_path):
     steps = viewer.trajectory_steps({"steps": [{"source": "agent", "message": f"m{i}"} for i in range(1000)]})
     assert len(steps) <= viewer.STEPS_CAP and steps[-1]["message"] == "m999" and steps[0]["message"] == "m0"
