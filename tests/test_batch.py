@@ -14,7 +14,7 @@ from fixture_upstream import EXERCISES, STUB_PY, GOOD_PY, _python, git, make_ups
 
 PY_KEYS = ["python/hello", "python/twice", "python/colorsys", "python/wrong-reference", "python/ledger"]
 JS_KEYS = ["javascript/hello", "javascript/twice", "javascript/broken"]
-GO_KEYS = ["go/hello", "go/twice", "go/broken"]
+GO_KEYS = ["go/hello", "go/twice", "go/broken", "go/test-names"]
 JAVA_KEYS = ["java/hello", "java/welcome", "java/no-stub"]
 
 
@@ -97,6 +97,12 @@ EXTRA = {
     "go/twice": _go("twice"),
     # the reference does not compile: its package fails to build, the other packages of the batch still run
     "go/broken": _go("broken", **{".meta/example.go": "package broken\n\nfunc Double(n int) int {\n\treturn n *\n}\n"}),
+    # the reference calls a function only the tests declare (as upstream's go-bottle-song uses its tests' Title):
+    # it builds with the tests, not as a package of its own, so check.sh refuses it, in a batch too
+    "go/test-names": _go("testnames", **{
+        ".meta/example.go": "package testnames\n\nfunc Double(n int) int {\n\treturn twiceOf(n)\n}\n",
+        "testnames_test.go": EXERCISES["go/hello"]["hello_test.go"].replace("package hello", "package testnames")
+        + "\nfunc twiceOf(n int) int { return 2 * n }\n"}),
 }
 
 
@@ -169,7 +175,7 @@ def test_a_batch_gives_the_same_ids_and_verdicts_as_single_proofs(proofs):
         assert _said(record) == _said(single[task]), task
         assert record["status"] == "kept" and record["tests"], task
         # python-colorsys was not batched: not even laid into the batch container
-        assert record["batch"]["size"] == (4 if task.startswith("python") else 3), task
+        assert record["batch"]["size"] == (4 if task.startswith(("python", "go")) else 3), task
     # the JavaScript ids name the test file as the task does, the xtest'd tests enabled and counted
     assert batched["javascript-twice"]["tests"] == [
         "twice.spec.js › double one", "twice.spec.js › double twenty", "twice.spec.js › double zero"]
@@ -189,10 +195,14 @@ def test_a_broken_exercise_in_a_batch_is_left_to_its_own_proof_and_the_others_ar
     single, batched = proofs
     # the failing reference, the free stub and the module named like the standard library's: each proven alone
     for task in ("python-wrong-reference", "python-ledger", "python-colorsys", "javascript-broken", "go-broken",
-                 "java-no-stub"):
+                 "go-test-names", "java-no-stub"):
         assert task not in batched
     assert single["java-no-stub"]["status"] == "kept"
     assert single["go-broken"]["status"] == "rejected"
+    # a reference that builds only with the tests' names: refused alone, and never kept by a batch
+    assert single["go-test-names"]["status"] == "rejected" and "without the tests" in single["go-test-names"]["reason"] \
+        + json.dumps(single["go-test-names"]["reference"]), single["go-test-names"]
+    assert batched.get("go-test-names", {}).get("status") != "kept", batched.get("go-test-names")
     assert single["python-wrong-reference"]["status"] == "rejected"
     assert single["javascript-broken"]["status"] == "rejected"
     assert single["python-ledger"]["status"] == "free"
