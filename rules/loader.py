@@ -61,6 +61,7 @@ class LabLoader(DodoTaskLoader):
 
     def setup(self, opt_values):
         _IN_USE.append(True)
+        self._params = opt_values
         super().setup(opt_values)
 
     def load_doit_config(self) -> dict:
@@ -79,6 +80,10 @@ class LabLoader(DodoTaskLoader):
         cli.start(command, sys.argv[1:])
         if cmd.execute_tasks and cmd.dep_manager.name == ":memory:" and not cli.serves_only(command):
             _database_on_disk(cmd, self._dep_file)
+        if cli.serves_only(command):
+            # the server runs in doit's main thread, where Ctrl-C lands and ends it quietly (in a worker thread
+            # of jobs=N, the interrupt hit doit's wait for results and printed its traceback)
+            self._params["num_process"] = 0
         return super().load_tasks(cmd, pos_args)
 
 

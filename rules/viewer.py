@@ -513,14 +513,14 @@ def view(evals: Path, port: int) -> None:
     """``doit view``: serve ``evals`` on 127.0.0.1:``port`` until Ctrl-C, printing the URL of each tier's report
     (the pages work from ``file://`` too: this is for people who prefer a URL)."""
     srv = server(evals, port)
-    base = f"http://{HOST}:{srv.server_address[1]}/"
-    reports = sorted(p.parent.name for p in Path(evals).glob("*/report.html"))
-    print(f"serving {evals} at {base} (127.0.0.1 only; Ctrl-C stops it)")
-    for tier in reports:
-        print(f"  {base}{quote(tier)}/report.html")
-    if not reports:
-        print("  no report yet: `doit report` writes evals/<tier>/report.html")
-    try:
+    try:  # Ctrl-C may come as soon as the URL is out
+        base = f"http://{HOST}:{srv.server_address[1]}/"
+        reports = sorted(p.parent.name for p in Path(evals).glob("*/report.html"))
+        print(f"serving {evals} at {base} (127.0.0.1 only; Ctrl-C stops it)", flush=True)
+        for tier in reports:
+            print(f"  {base}{quote(tier)}/report.html")
+        if not reports:
+            print("  no report yet: `doit report` writes evals/<tier>/report.html", flush=True)
         srv.serve_forever()
     except KeyboardInterrupt:
         pass

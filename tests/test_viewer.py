@@ -164,3 +164,31 @@ def test_doit_view_serves_the_evals_folder_on_loopback_only(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_doit_view_stops_on_ctrl_c_without_a_traceback(tmp_path):
+    """`doit view` ends on SIGINT (Ctrl-C) with its own quiet stop, whatever jobs=N doit runs tasks with."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import PROJECT
+
+    env = {**os.environ, "LAB_HOME": str(tmp_path), "LAB_VIEW_PORT": "0"}
+    import shutil
+    shutil.copytree(PROJECT / "evals", tmp_path / "evals")
+    proc = subprocess.Popen([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "view", "jobs=2"],
+                            cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        out = ""
+        while "serving" not in out and time.monotonic() < deadline and proc.poll() is None:
+            out += proc.stdout.readline()
+        assert "serving" in out, out
+        proc.send_signal(signal.SIGINT)
+        out += proc.communicate(timeout=30)[0]
+    finally:
+        proc.kill()
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
