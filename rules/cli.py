@@ -89,18 +89,22 @@ def tier_steps_only(steps: tuple[str, ...]) -> bool:
 
 # ---- variables ----
 
+MAX_JOBS = 256  # each task in flight is a thread of doit's and a container or a cluster slot: past this, threads run out
+
+
 def jobs(raw: str | None) -> int:
     """``jobs=N``: how many tasks (proofs, trials) run at once; default (``raw`` None) the number of CPUs.
-    Anything but a whole number of 1 or more stops the command with one line (doit itself would run nothing
-    at all for 0 or less)."""
+    Anything but a whole number from 1 to ``MAX_JOBS`` stops the command with one line (doit itself would run
+    nothing at all for 0 or less, and fails to start a thread a task for tens of thousands)."""
     if raw is None:
         return os.cpu_count() or 1
     try:
         value = int(raw)
     except ValueError:
         value = 0
-    if value < 1:
-        raise SystemExit(f"jobs={raw}: give a whole number of tasks to run at once, 1 or more; nothing was run")
+    if value < 1 or value > MAX_JOBS:
+        raise SystemExit(f"jobs={raw}: give a whole number of tasks to run at once, from 1 to {MAX_JOBS}; nothing "
+                         f"was run")
     return value
 
 

@@ -79,3 +79,16 @@ def test_a_stopped_command_writes_nothing_more(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=PROJECT, capture_output=True, text=True)
     assert res.returncode == 0 and "refused:" in res.stdout and "told to stop" in res.stdout, res.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["before.json"]
+
+
+def test_jobs_takes_a_whole_number_from_one_to_the_cap_else_one_line():
+    import os
+
+    import pytest
+
+    from rules.cli import MAX_JOBS, jobs
+
+    assert jobs(None) == (os.cpu_count() or 1) and jobs("3") == 3 and jobs(str(MAX_JOBS)) == MAX_JOBS
+    for raw in ("0", "-1", "x", "1.5", str(MAX_JOBS + 1), "99999"):
+        with pytest.raises(SystemExit, match=rf"jobs={raw}: give a whole number .* from 1 to {MAX_JOBS}; nothing"):
+            jobs(raw)
