@@ -218,3 +218,26 @@ def test_unreachable_upstream_names_the_setting(tmp_path):
     assert (f"pull:aider: cannot reach upstream '{tmp_path / 'does-not-exist'}' (git: repository "
             f"'{tmp_path / 'does-not-exist'}' does not exist): pass upstream=URL_OR_PATH") in said, said
     assert "nothing was pulled" in said and "TaskFailed" not in said and "stderr:" not in said, said
+
+
+def test_an_upstream_without_exercises_is_refused_and_unpublishes_nothing(tmp_path):
+    """A repository that is not the polyglot benchmark (no <track>/exercises/practice/<slug>/) would publish no
+    task at all and so unpublish every task proven so far: gen refuses it in one line and leaves the manifest."""
+    import subprocess
+
+    other = tmp_path / "not-the-benchmark"
+    other.mkdir()
+    (other / "README.md").write_text("some other project\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=other, check=True)
+    home = tmp_path / "home"
+    write_suite(home, other)
+    manifest = home / "evals" / "aider" / "manifest.json"
+    manifest.write_text('{"format": 1, "tasks": []}\n')
+    result = run_doit(home, "gen:aider")
+    said = result.stdout + result.stderr
+    assert result.code != 0, said
+    assert "holds no exercise of the tracks go,javascript,python,rust" in said and "nothing was proven or published" \
+        in said and "Traceback" not in said, said
+    assert manifest.read_text() == '{"format": 1, "tasks": []}\n'

@@ -95,6 +95,10 @@ class AiderTier(Tier):
                              f"{','.join(suite.languages)} (for example langs={','.join(suite.languages[:2])});"
                              " nothing was proven or run")
         everything = aider.discover(suite.checkout_dir, suite.languages)
+        if not everything:  # publishing nothing would unpublish every task proven so far
+            raise Rejected(f"the upstream checkout {suite.checkout_dir} holds no exercise of the tracks "
+                           f"{','.join(suite.languages)} (<track>/exercises/practice/<slug>/.meta/config.json): is it "
+                           f"the polyglot benchmark? Pass upstream=URL_OR_PATH of one; nothing was proven or published")
         chosen = aider.select([e for e in everything if e.track in languages], limit)
         stamp = images.stamp_path("grader")
         specs = [TaskSpec(name=ex.task, groups=dict(zip(self.groups, (ex.track, ex.slug))),
