@@ -204,7 +204,7 @@ def progress_line(agent: str, p: dict) -> str:
 
 def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | None = None) -> str | None:
     """The loud line for the end of a run in which most trials ended in ``error``: names the agent, the
-    count and the first error; else None. The run has ended when every task has a result and no ``error``
+    count, the first error and the fix (``FIXES``, by its kind); else None. The run has ended when every task has a result and no ``error``
     is older than ``since`` (the run's start, epoch seconds: such a trial is still to be retried by it)."""
     paths = [Path(run_root) / task / "result.json" for task in tasks]
     results = [stored_result(p.parent) for p in paths]
@@ -218,8 +218,10 @@ def error_warning(agent: str, run_root: Path, tasks: list[str], since: float | N
         return None
     task, first = errors[0]
     kind = f" ({first.get('error_kind')})" if first.get("error_kind") else ""
+    fix = FIXES.get(first.get("error_kind") or "infrastructure", FIXES["infrastructure"]).format(
+        trial=Path(run_root) / task)
     return (f"lab: WARNING: {len(errors)} of {len(tasks)} trials of agent {agent!r} ended in error{kind}, not "
-            f"graded; first, {task}: {str(first.get('error') or '')[:300]}")
+            f"graded; first, {task}: {str(first.get('error') or '')[:300]}; {fix}")
 
 
 FIXES = {  # what to do about a run whose every trial ended in error, by the first error's kind

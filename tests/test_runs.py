@@ -221,6 +221,8 @@ def test_error_warning_names_the_agent_and_the_first_error(tmp_path):
     line = error_warning("aider", tmp_path, ["a", "b", "c"])
     assert line.startswith("lab: WARNING: 2 of 3 trials of agent 'aider' ended in error (agent)")
     assert "a: try 1: auth: bad key for a" in line
+    assert line.endswith(f"; check the agent's command, image and keys in evals/agents.toml (its log: "
+                         f"{tmp_path / 'a'}/agent-1.log)"), line  # the fix, as the FAILED line gives it
     assert error_warning("aider", tmp_path, ["a", "c", "c"]) is None  # not most
     assert error_warning("aider", tmp_path, ["a", "b", "missing"]) is None  # the run has not ended
     old = time.time() - 100
