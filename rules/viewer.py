@@ -298,6 +298,24 @@ def _digest(trial_dir: Path, extra: str) -> str:
     return h.hexdigest()
 
 
+def _remove_pages(out_dir: Path, stale: set) -> int:
+    """Remove the pages ``stale`` (paths relative to ``out_dir``, as a stamps file names them) and each folder
+    they leave empty (a run's, once it is gone); returns how many pages were removed. A name that is no page or
+    leads outside ``out_dir`` (a stamps file edited by hand) is left alone."""
+    removed = 0
+    for rel in stale:
+        if not str(rel).endswith(".html") or ".." in str(rel):
+            continue
+        (out_dir / rel).unlink(missing_ok=True)
+        removed += 1
+        if (out_dir / rel).parent != out_dir:
+            try:
+                (out_dir / rel).parent.rmdir()
+            except OSError:  # not empty
+                pass
+    return removed
+
+
 def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_ids: dict[str, list[str]],
                  runs_dir: Path) -> dict:
     """Write the page of every stored trial of ``runs`` (``rules.report.Run``, as ``load_runs`` read them) under
@@ -347,11 +365,7 @@ def write_trials(tier_dir: Path, runs: list, tasks: list, tasks_dir: Path, test_
                 new[rel] = {"digest": key, "last_step": last and {"where": last["where"],
                                                                   "text": capped(last["text"], LAST_CAP)[0]}}
                 counts["written"] += 1
-    for rel in set(stamps) - set(new):
-        if not str(rel).endswith(".html") or ".." in str(rel):  # a stamps file edited by hand: never outside
-            continue
-        (out_dir / rel).unlink(missing_ok=True)
-        counts["removed"] += 1
+    counts["removed"] = _remove_pages(out_dir, set(stamps) - set(new))
     if new or stamps:
         write_json(out_dir / STAMPS, new, only_if_changed=True)
     return {**counts, "last_steps": {rel: v["last_step"] for rel, v in new.items() if v.get("last_step")}}
@@ -472,16 +486,7 @@ def write_compares(tier_dir: Path, report: dict, runs: list, tasks: list, last_s
             continue
         write_atomic(out_dir / rel, render_compare(view))
         counts["written"] += 1
-    for rel in set(stamps) - set(new):
-        if not str(rel).endswith(".html") or ".." in str(rel):  # a stamps file edited by hand: never outside
-            continue
-        (out_dir / rel).unlink(missing_ok=True)
-        if (out_dir / rel).parent != out_dir:
-            try:
-                (out_dir / rel).parent.rmdir()  # A's folder, once A is compared with no run: gone
-            except OSError:  # not empty
-                pass
-        counts["removed"] += 1
+    counts["removed"] = _remove_pages(out_dir, set(stamps) - set(new))
     if new or stamps:
         write_json(out_dir / STAMPS, new, only_if_changed=True)
     return counts

@@ -144,6 +144,7 @@ def test_doit_report_writes_a_page_per_pair_and_rewrites_only_the_pairs_that_cha
     assert "0 written, 1 unchanged, 2 removed" in res.stdout.split("compare pages")[1]
     assert sorted(p.relative_to(tier / "compare").as_posix() for p in (tier / "compare").rglob("*.html")) == \
         [f"{a}/{b}.html" for a, b in pairs if "gamma" not in (a, b)]
+    assert not (tier / "trials" / "gamma").exists()  # its trial pages' folder goes with them, not left empty
 
 
 def test_trial_stamps_of_the_older_shape_rewrite_their_pages_once_to_learn_the_last_steps(tmp_path):
