@@ -286,12 +286,19 @@ def _stopped(signum: int, _frame) -> None:
     from rules import files, sandbox
 
     files.stop_writes()  # first: the trials whose containers go below must not store what they then see
-    print(f"\nlab: stopped ({signal.Signals(signum).name}); removing this command's containers; finished trials "
-          "are kept, the next run does the rest", file=sys.stderr, flush=True)
+    err = sys.stderr
+    # the command's other threads see their containers go and would say so (Docker's 409s): theirs is no news now
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    targets = _COMMAND[0].targets if _COMMAND else ()
+    proving = any(t.split(":")[0] in ("gen", "prove", "batch", "env") for t in targets)
+    done = "finished proofs are kept, the next gen does the rest" if proving else \
+        "finished trials are kept, the next run does the rest"
+    print(f"\nlab: stopped ({signal.Signals(signum).name}); removing this command's containers; {done}", file=err,
+          flush=True)
     n = sandbox.remove_own()
     time.sleep(0.3)  # a container whose creation was already under way when the first pass looked
     n += sandbox.remove_own()
-    print(f"lab: {n} container(s) removed", file=sys.stderr, flush=True)
+    print(f"lab: {n} container(s) removed", file=err, flush=True)
     trials = str(STATE / "trials") + "/"
     try:  # the running trials' disk-capped scratch folders (``rules.disk``), which the exit below does not unmount
         with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:

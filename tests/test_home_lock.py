@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import PROJECT, run_doit
 
 HOLD = ("import fcntl, os, sys, time\n"
@@ -82,13 +84,30 @@ def test_a_stopped_command_writes_nothing_more(tmp_path):
 
 
 def test_jobs_takes_a_whole_number_from_one_to_the_cap_else_one_line():
-    import os
-
-    import pytest
-
     from rules.cli import MAX_JOBS, jobs
 
     assert jobs(None) == (os.cpu_count() or 1) and jobs("3") == 3 and jobs(str(MAX_JOBS)) == MAX_JOBS
     for raw in ("0", "-1", "x", "1.5", str(MAX_JOBS + 1), "99999"):
         with pytest.raises(SystemExit, match=rf"jobs={raw}: give a whole number .* from 1 to {MAX_JOBS}; nothing"):
             jobs(raw)
+
+
+@pytest.mark.parametrize("target,said", [("gen:aider", "finished proofs are kept, the next gen does the rest"),
+                                         ("eval:noop", "finished trials are kept, the next run does the rest")])
+def test_a_stopped_command_says_what_it_keeps_and_nothing_of_its_threads_after(target, said):
+    """The stop line names what the command was doing (a gen proves, a run runs trials); what the command's other
+    threads print after it (they see their containers removed) goes nowhere."""
+    import signal
+
+    code = ("import sys, threading, time; from rules import cli\n"
+            f"cli.use(cli.Command('run', ({target!r},), {{}}, True))\n"
+            "def noisy():\n    while True:\n        print('APIError: 409 container is dead', file=sys.stderr)\n"
+            "        time.sleep(0.01)\n"
+            "from rules import sandbox; sandbox.remove_own = lambda: (time.sleep(0.2), 0)[1]\n"
+            "threading.Thread(target=noisy, daemon=True).start(); time.sleep(0.05)\n"
+            "cli._stopped(signal.SIGINT, None)\n")
+    res = subprocess.run([sys.executable, "-c", "import signal\n" + code], cwd=PROJECT, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 128 + signal.SIGINT, res.stderr[-2000:]
+    after = res.stderr.split("lab: stopped (SIGINT)", 1)[1]
+    assert said in after and "container(s) removed" in after and "APIError" not in after, res.stderr[-2000:]
