@@ -29,6 +29,7 @@ from rules.cli import whole as _whole
 from rules.config import ROOT, STATE, ConfigError, Suite, lab_settings, load_suite
 from rules.files import read_json, write_json
 from rules.loader import Refused, Reporter
+from rules.tier import flag
 from rules import tiers
 
 
@@ -75,7 +76,8 @@ GENERATOR_VERSION = 1  # bump to re-render every task after a change the templat
 
 
 def _flag(name: str) -> bool:
-    return str(get_var(name, "0")).lower() in ("1", "true", "yes", "on")
+    """``name=1`` on the command line (``rules.tier.flag``)."""
+    return flag(get_var, name)
 
 
 def _upstream_settings(suite: Suite) -> tuple[str, str]:

@@ -80,8 +80,14 @@ class Selection:
 
 
 def flag(var: Callable[..., Any], name: str) -> bool:
-    """A command-line switch such as ``all=1``: true for 1, true, yes, on."""
-    return str(var(name, "0")).lower() in ("1", "true", "yes", "on")
+    """A command-line switch such as ``all=1``: true for 1, true, yes, on; false for 0, false, no, off or when
+    not given. Any other value stops the command with one line (``all=2`` must not mean "no" quietly)."""
+    raw = str(var(name, "0"))
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name}={raw}: give 1 (or true, yes, on) or 0 (or false, no, off); nothing was run")
 
 
 

@@ -111,3 +111,13 @@ def test_a_stopped_command_says_what_it_keeps_and_nothing_of_its_threads_after(t
     assert res.returncode == 128 + signal.SIGINT, res.stderr[-2000:]
     after = res.stderr.split("lab: stopped (SIGINT)", 1)[1]
     assert said in after and "container(s) removed" in after and "APIError" not in after, res.stderr[-2000:]
+
+
+def test_a_switch_takes_yes_or_no_words_and_refuses_anything_else():
+    from rules.tier import flag
+
+    given = {"all": "yes", "strict": "0", "reprove": "2", "x": "no"}
+    var = lambda name, default=None: given.get(name, default)  # noqa: E731 - doit's get_var's shape
+    assert flag(var, "all") and not flag(var, "strict") and not flag(var, "x") and not flag(var, "unset")
+    with pytest.raises(SystemExit, match=r"reprove=2: give 1 \(or true, yes, on\) or 0 \(or false, no, off\)"):
+        flag(var, "reprove")
