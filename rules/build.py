@@ -146,7 +146,8 @@ def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], 
             build, digest = inputs[task]
             write_json(build / BATCH_PROOF, {"inputs": digest, "proof": record})
         done += len(records)
-    rest = "" if done == len(items) else f"; the other {len(items) - done} are proven alone"
+    left = len(items) - done
+    rest = "" if not left else f"; the other {left} {'is' if left == 1 else 'are'} proven alone"
     print(f"[batch] {done} of {len(items)} tasks proven together in {time.monotonic() - start:.0f}s{rest}",
           file=out, flush=True)
     return done

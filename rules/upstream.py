@@ -121,7 +121,7 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
             commit = repo.commit(candidate).hexsha
             break
     if commit is None:
-        raise UpstreamError(f"upstream {url!r} has no ref {ref!r}. Pass ref=REV or change `ref` in {settings}.")
+        raise UpstreamError(f"upstream {url!r} has no ref {ref!r}: pass ref=REV or change `ref` in {settings}")
     repo.git.checkout("--force", "--detach", commit)
     repo.git.clean("-ffdx")
     write_json(_record(dest), {"url": url, "ref": ref, "commit": commit})
