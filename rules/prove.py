@@ -49,8 +49,8 @@ def _reason(g: Grade) -> str:
         return "timeout: the reference solution's tests did not finish in time"
     if kind == "out of memory":
         return "out of memory: the reference solution's tests were killed for memory"
-    if g.ran == 0:
-        return "reference ran no tests"
+    if g.ran == 0:  # the first evidence says why: a refusal of check.sh's, a build that failed, no report
+        return "reference ran no tests" + (f" ({g.evidence[0][:300]})" if g.evidence else "")
     if g.failed_tests:
         return f"reference fails: {g.failed_tests} of {g.ran} tests failed"
     return "reference fails: " + "; ".join(g.evidence)[:600]

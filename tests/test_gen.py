@@ -48,7 +48,7 @@ def test_every_status_and_reason_is_recorded(full_tier):
     assert got["python-ledger"] == ("free", "the untouched stub passes its tests")
     assert got["python-wrong-reference"] == ("rejected", "reference fails: 3 of 3 tests failed")
     assert got["python-slow"][0] == "rejected" and got["python-slow"][1].startswith("timeout")
-    assert got["go-counter"] == ("rejected", "reference ran no tests")
+    assert got["go-counter"][0] == "rejected" and got["go-counter"][1].startswith("reference ran no tests ("), got
     assert got["python-no-config"] == ("rejected", "malformed exercise: missing .meta/config.json")
     assert got["python-bad-json"][1].startswith("malformed exercise: invalid .meta/config.json")
     assert got["python-missing-file"] == ("rejected", "malformed exercise: missing files: missing_file_test.py")
