@@ -81,7 +81,8 @@ PYTHON = ANY + shared() + (
     # what runs after the tests and the report are done, besides the exit hooks both tiers flag: a finalizer
     # (weakref's, or an object's __del__ at shutdown), a thread that outlives the test run, a signal handler
     S("exit-hook", _EXIT, PY,
-      line=r"\bweakref\b|\bfinalize\b|\b__del__\b|\b(threading|_thread|multiprocessing|concurrent|signal|asyncio)\b"
+      line=r"\bweakref\b|\bfinalize\b|\b__del__\b|\b(threading|_thread|multiprocessing|asyncio)\b"
+        r"|\b(signal|concurrent)\s*\.\s*\w|\b(import|from)\s+(signal|concurrent)\b"
         r"|\bgc\s*\.\s*callbacks\b"),
     S("system", _SYSTEM, PY,
       line=r"\b(subprocess|pty)\b|\bos\s*\.\s*(system|popen|fork\w*|exec\w*|spawn\w*|kill\w*|posix_spawn\w*|write|open)\s*\("),
@@ -192,8 +193,9 @@ JAVASCRIPT = ANY + (
     # ``('return this')`` is node's own global with the real process: no exercise enumerates a global object's
     # symbols or calls a constructor through a value
     S("realm", "reaches the global object, a realm's constructors or an object's hidden keys", JS,
-      line=r"\bglobal\b|\bgetOwnProperty(Symbols|Names|Descriptors?)\b|\bReflect\s*\.\s*ownKeys\b"
-        r"|\.\s*constructor\b|\[\s*(['\"`])constructor\1\s*\]|\bFunction\s*\(|\bnew\s+Function\b"
+      # (``global`` not followed by a word: a comment's "global state" is prose; ``.constructor.name`` names a class)
+      line=r"\bglobal\b(?![ \t]+[A-Za-z])|\bgetOwnProperty(Symbols|Names|Descriptors?)\b|\bReflect\s*\.\s*ownKeys\b"
+        r"|\.\s*constructor\b(?!\s*\.\s*name\b)|\[\s*(['\"`])constructor\1\s*\]|\bFunction\s*\(|\bnew\s+Function\b"
         r"|(['\"`])\s*return\s+this\b|\beval\b"),
     # a property or module name glued from string pieces at run time (['asym', 'metric', 'Match'].join(''),
     # 'pro' + 'cess', 'ssecorp'.split('').reverse(), String.fromCharCode(112, ...)): honest code names what it uses

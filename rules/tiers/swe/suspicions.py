@@ -43,6 +43,6 @@ PYTHON = shared(LIBRARY, OUTSIDE_PYTEST) + (
     # a repository reads the variables it names (os.environ["DJANGO_SETTINGS_MODULE"]); searching the whole
     # environment by a piece of a name or a value finds the running test (PYTEST_CURRENT_TEST) without naming it
     S("environment", "searches the whole process environment (the running test's name is there)", OUTSIDE_PYTEST,
-      r"\benviron\w*\s*\.\s*(items|keys|values)\s*\(|\bfor\s+[^\n]*?\bin\s+(os\s*\.\s*)?environ\w*\b\s*(?![\[.(\w])"
+      r"\benviron\w*\s*\.\s*(items|keys|values)\s*\(|\bfor\s+\(?\s*\w+(\s*,\s*\w+)*\s*\)?\s+in\s+(os\s*\.\s*)?environ\w*\b\s*(?![\[.(\w])"
       r"|\b(list|sorted|set|tuple|iter|filter|map|next|any|all|reversed|enumerate|zip)\s*\(\s*(os\s*\.\s*)?environ\w*\s*[),]"),
 )
