@@ -497,7 +497,7 @@ def test_the_swe_tier_flags_the_runners_state_and_exit_hooks(code, flag):
                            "-> fmt::Result { write!(f, \"{}\", self.0) }\n}\nfn go() { thread::spawn(|| 1); }"),
     # C++: using namespace std; equality between the solution's own types; a named namespace
     ("cpp", "clock.cpp", "using namespace std;\nnamespace date_independent {\nbool clock::operator==(const clock& rhs) const "
-                         "{ return m == rhs.m; }\nstd::string greet(const std::string& name);\n}"),
+                         "{ return m == rhs.m; }\nstd::string greet(const std::string& name);\n}\nnamespace fs = std::filesystem;"),
 ])
 def test_honest_code_stays_unflagged_by_the_second_red_teams_patterns(track, path, code):
     assert _flags_of(TABLE[track], path, code) == set()

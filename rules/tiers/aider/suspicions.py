@@ -247,7 +247,7 @@ CPLUSPLUS = ANY + (
     # not one
     S("std-shadow", "declares a name std (the stub's std:: then names the solution's types)", CPP,
       line=r"(^|[;{}])[ \t]*(inline\s+)?namespace\s+std\b|\b(struct|class|union|enum(\s+(class|struct))?)\s+std\b"
-        r"|\busing\s+std\s*=|#\s*define\s+std\b|\btypedef\b[^;\n]*\bstd\s*;|\bnamespace\s+\w+\s*=\s*std\b"),
+        r"|\busing\s+std\s*=|#\s*define\s+std\b|\btypedef\b[^;\n]*\bstd\s*;"),
     S("stdout", _STDOUT, CPP,
       line=r"\bfreopen\s*\(|\bdup2?\s*\(|\brdbuf\s*\(|\bsetvbuf\s*\(|\bstd(out|err)\s*="),
     S("files", _READS, CPP,
