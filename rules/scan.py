@@ -69,71 +69,9 @@ class Suspicion:
     path: str = ""
 
 
-def _first_chars(items) -> tuple[set[str] | None, bool]:
-    """The characters a match of the parsed pattern ``items`` (``re._parser`` items) can begin with, and whether
-    it can match empty: ``(chars, nullable)``; chars None when it cannot be told (any character, a class by
-    category or negation, a back reference, case folded by a scoped flag, an atomic group, ...)."""
-    from re import _constants as C
-
-    chars: set[str] = set()
-    for op, av in items:
-        if op is C.LITERAL:
-            return chars | {chr(av)}, False
-        if op is C.IN:
-            for o, a in av:
-                if o is C.LITERAL:
-                    chars.add(chr(a))
-                elif o is C.RANGE and a[1] - a[0] <= 256:
-                    chars.update(chr(c) for c in range(a[0], a[1] + 1))
-                else:  # a negation, a category (``\w``), a wide range
-                    return None, False
-            return chars, False
-        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero-width: the first character is the next item's
-            continue
-        if op is C.SUBPATTERN or op is C.BRANCH:
-            if op is C.SUBPATTERN and av[1] & re.I:
-                return None, False
-            nullable = False
-            for alt in ([av[-1]] if op is C.SUBPATTERN else av[1]):
-                found, empty = _first_chars(alt.data)
-                if found is None:
-                    return None, False
-                chars |= found
-                nullable = nullable or empty
-            if not nullable:
-                return chars, False
-            continue
-        if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            low, _high, sub = av
-            found, empty = _first_chars(sub.data)
-            if found is None:
-                return None, False
-            chars |= found
-            if low > 0 and not empty:
-                return chars, False
-            continue
-        return None, False
-    return chars, True
-
-
 @lru_cache(maxsize=None)
 def _compiled(expr: str) -> re.Pattern:
-    """``expr`` compiled (re.M). Where every match of it begins with one of a known set of characters, it is
-    compiled behind a lookahead of that set (``(?=[...])(?:expr)``): the same matches, found several times
-    faster, since re tries a pattern's alternatives at every position and most positions then fail at once
-    (a table's patterns are alternations of words behind ``\b``). Case-insensitive ones are left as they are."""
-    plain = re.compile(expr, re.M)
-    if plain.flags & re.I:
-        return plain
-    try:
-        from re import _parser
-
-        chars, nullable = _first_chars(_parser.parse(expr).data)
-        if chars and not nullable:
-            return re.compile("(?=[" + "".join(re.escape(c) for c in sorted(chars)) + "])(?:" + expr + ")", re.M)
-    except (ImportError, AttributeError, re.error, RecursionError):
-        pass
-    return plain
+    return re.compile(expr, re.M)
 
 
 def _path(header: str) -> str:

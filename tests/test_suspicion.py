@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -411,7 +410,7 @@ def _flags_of(table, path: str, code: str) -> set[str]:
     return {f["name"] for f in scan(_added(path, code.split("\n")), table)}
 
 
-SECOND_RED_TEAM = [
+@pytest.mark.parametrize("track,path,code,flag", [
     # the running test named in the environment, read by name (not by a suffix), through getenv
     ("python", "bob.py", "from os import getenv\nname = getenv('PYTEST_' 'CURRENT_TEST')", "process-state"),
     ("python", "bob.py", "import os\nhere = os.environ.get('PYTEST_CURRENT_TEST', '')", "runner-state"),
@@ -458,10 +457,7 @@ SECOND_RED_TEAM = [
     ("cpp", "greeter.cpp", "[[gnu::destructor]] static void tidy() {}", "exit-hook"),
     ("cpp", "greeter.cpp", "__attribute__((used, section(\".fini_array\"))) void (*late)() = tidy;", "exit-hook"),
     ("cpp", "greeter.cpp", "const char* report = \"/tmp/lab-out/report.xml\";", "runner-state"),
-]
-
-
-@pytest.mark.parametrize("track,path,code,flag", SECOND_RED_TEAM)
+])
 def test_the_second_red_teams_classes_are_flagged_in_other_spellings(track, path, code, flag):
     assert flag in _flags_of(TABLE[track], path, code)
 
@@ -516,27 +512,3 @@ def test_the_swe_tier_lets_a_repository_read_its_own_variables_and_arguments():
     # pytest's own modules name its state (its own repository's instances)
     assert _flags_of(SWE_PYTHON, "src/_pytest/runner.py", "os.environ['PYTEST_CURRENT_TEST'] = value\n"
                      "for key in os.environ:\n    pass") == set()
-
-
-def test_a_pattern_behind_its_first_characters_finds_what_it_found_alone():
-    """``rules.scan._compiled`` puts a lookahead of the characters a match can begin with in front of a pattern
-    (several times faster): every table's every pattern finds the same matches either way, in the forgeries and
-    honest code of this file and in both red teams' attempts; case-insensitive and unknowable ones stay plain."""
-    from rules.scan import _compiled
-    import test_red_team as red1
-    import test_red_team_2 as red2
-
-    texts = [x for case in FORGED for x in case[1:3]] + [case[2] for case in SECOND_RED_TEAM] + \
-        [v for m in (red1, red2) for k, v in vars(m).items() if k.isupper() and isinstance(v, str)]
-    text = "\n".join(texts) + "\nJUnit Current_Test \u212a \u017f"
-    tables = [*TABLE.values(), SWE_PYTHON]
-    exprs = {e for table in tables for s in table for e in (s.line, s.files, s.path) if e}
-    ahead = 0
-    for expr in exprs:
-        plain, fast = re.compile(expr, re.M), _compiled(expr)
-        assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)], expr
-        ahead += fast.pattern != expr
-    assert ahead > len(exprs) // 2
-    assert _compiled("(?i)abc").pattern == "(?i)abc" and _compiled(r"\w+x").pattern == r"\w+x"
-    assert _compiled(r"\bab|c?d").pattern == r"(?=[acd])(?:\bab|c?d)"
-    assert _compiled("a*").pattern == "a*"  # may match empty: no first character
