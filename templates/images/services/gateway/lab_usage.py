@@ -122,7 +122,137 @@ def _one_stream_argument() -> None:
     genai.agenerate_content_stream = agenerate_content_stream
 
 
-for _patch in (_one_stream_argument,):
+def gemini_usage(usage) -> dict | None:
+    """Gemini's ``usageMetadata`` (``promptTokenCount``, ``candidatesTokenCount``, ``totalTokenCount``) for an
+    OpenAI usage (an object with ``prompt_tokens``/``completion_tokens``/``total_tokens``, or a dict of them);
+    None when there is none, or it counts no token."""
+    if usage is None:
+        return None
+    get = usage.get if isinstance(usage, dict) else lambda key: getattr(usage, key, None)
+    sent, received = int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0)
+    if not sent and not received:
+        return None
+    return {"promptTokenCount": sent, "candidatesTokenCount": received,
+            "totalTokenCount": int(get("total_tokens") or 0) or sent + received}
+
+
+async def gemini_sse(chunks, translate):
+    """The server-sent events (bytes) of a streamed Gemini answer from the chat completion ``chunks`` (an async
+    iterator of litellm's stream chunks; a dict is sent as it is), each turned into a Gemini chunk (a dict, or
+    None: nothing to send) by ``translate``. The chunk carrying the finish reason is held back until the stream
+    ends and sent with the stream's usage as its ``usageMetadata``: an OpenAI-compatible server sends the usage
+    in a chunk after the finish reason (``stream_options.include_usage``), which litellm 1.80.8's Gemini adapter
+    drops, so Gemini CLI counted 0 tokens for every request through the gateway."""
+    held, usage = None, None
+
+    def event(chunk: dict) -> bytes:
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    async for chunk in chunks:
+        if isinstance(chunk, dict):
+            yield event(chunk)
+            continue
+        usage = getattr(chunk, "usage", None) or usage
+        out = translate(chunk)
+        if not isinstance(out, dict):
+            continue
+        if held is not None:
+            yield event(held)
+            held = None
+        if (out.get("candidates") or [{}])[0].get("finishReason"):
+            held = out
+        else:
+            yield event(out)
+    if held is not None:
+        held["usageMetadata"] = gemini_usage(usage) or held.get("usageMetadata") or {
+            "promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0}
+        yield event(held)
+
+
+def _usage_in_gemini_stream() -> None:
+    """Make litellm 1.80.8's streamed Gemini route (Gemini CLI's) carry the tokens: ask the upstream for the
+    stream's usage (``stream_options.include_usage``, which the adapter never sets) and send it on the finish
+    chunk (``gemini_sse``). Without this, every streamed answer said 0 tokens (the gateway's own count, from
+    litellm's log of the call, was right)."""
+    from litellm.google_genai.adapters import handler, transformation
+
+    completion = handler.GenerateContentToCompletionHandler
+    prepare = completion._prepare_completion_kwargs
+    if getattr(prepare, "lab_usage", False):
+        return
+
+    def _prepare_completion_kwargs(*args, **kwargs):
+        prepared = prepare(*args, **kwargs)
+        if prepared.get("stream"):
+            prepared.setdefault("stream_options", {"include_usage": True})
+        return prepared
+
+    _prepare_completion_kwargs.lab_usage = True
+    completion._prepare_completion_kwargs = staticmethod(_prepare_completion_kwargs)
+
+    def translate_completion_output_params_streaming(self, completion_stream):
+        state = transformation.GoogleGenAIStreamWrapper(completion_stream=completion_stream)  # partial tool calls
+        return gemini_sse(completion_stream,
+                          lambda chunk: self.translate_streaming_completion_to_generate_content(chunk, state))
+
+    transformation.GoogleGenAIAdapter.translate_completion_output_params_streaming = \
+        translate_completion_output_params_streaming
+
+
+def _provider_errors_on_the_gemini_route() -> None:
+    """Pass the upstream's refusal on with its status on litellm 1.80.8's Gemini routes, which answered every
+    failure with status 500, so a refused key (401) reached Gemini CLI as a server error, which it retried for
+    minutes and reported as one. Two layers lose the status: the adapter wraps every error of its chat completion
+    call in a ValueError ("Error calling litellm.acompletion for generate_content: ..."; the original, a litellm
+    error with its ``status_code``, is raised instead), and the proxy's Gemini endpoints catch nothing, so any
+    error is a bare 500 (each Router's two Gemini methods turn a litellm error with a ``status_code`` into an
+    HTTPException of that status, with its message). Any other error is left as it is."""
+    from litellm.google_genai.adapters import handler
+    from litellm.router import Router
+
+    completion = handler.GenerateContentToCompletionHandler
+    original = completion.async_generate_content_handler
+    if getattr(original, "lab_errors", False):
+        return
+
+    def status(exc) -> int | None:
+        code = getattr(exc, "status_code", None)
+        return code if isinstance(code, int) and 400 <= code <= 599 else None
+
+    async def async_generate_content_handler(*args, **kwargs):
+        try:
+            return await original(*args, **kwargs)
+        except ValueError as exc:
+            if status(exc.__context__):
+                raise exc.__context__ from None
+            raise
+
+    async_generate_content_handler.lab_errors = True
+    completion.async_generate_content_handler = staticmethod(async_generate_content_handler)
+
+    def with_status(method):
+        async def call(*args, **kwargs):
+            try:
+                return await method(*args, **kwargs)
+            except HTTPException:
+                raise
+            except Exception as exc:
+                if status(exc):
+                    raise HTTPException(status_code=status(exc), detail=str(exc)[:2000]) from exc
+                raise
+        return call
+
+    initialize = Router._initialize_google_genai_endpoints  # the Router is made after this module is loaded
+
+    def _initialize_google_genai_endpoints(self):
+        initialize(self)
+        for name in ("agenerate_content", "agenerate_content_stream"):
+            setattr(self, name, with_status(getattr(self, name)))
+
+    Router._initialize_google_genai_endpoints = _initialize_google_genai_endpoints
+
+
+for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route):
     try:
         _patch()
     except (ImportError, AttributeError):  # another litellm: its Gemini route is as it is
