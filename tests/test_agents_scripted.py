@@ -34,14 +34,14 @@ REACH = {
     "claude-code": {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": KEY},
     # the gateway gives the streamed Gemini route the upstream's usage and its refusals' own status (a 401, not 500)
     "gemini-cli": {"GOOGLE_GEMINI_BASE_URL": GATEWAY, "GEMINI_API_KEY": KEY},
+    "cline": {"CLINE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
 }
 # the body fields the gateway must drop for each agent (recorded in the try's gateway_usage)
 DROPS = {"claude-code": "context_management", "codex": "client_metadata"}
 # Not yet passing (LAB_SCRIPTED_AGENTS=codex,... runs them): codex 0.171.0 offers no tool tests/scripted_model/tools.py
-# knows, so it gets a text answer and the trial fails; cline not yet run with the fixes of this branch.
+# knows, so it gets a text answer and the trial fails.
 LATER = {
     "codex": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
-    "cline": {"CLINE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
 }
 REACH.update({k: v for k, v in LATER.items() if k in os.environ.get("LAB_SCRIPTED_AGENTS", "")})
 # LAB_SCRIPTED_AGENTS=codex,cline runs only those (or `-k codex`: each agent's images are built on its first test)
