@@ -252,10 +252,60 @@ def _provider_errors_on_the_gemini_route() -> None:
     Router._initialize_google_genai_endpoints = _initialize_google_genai_endpoints
 
 
-for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route):
+def _function_calls_in_the_responses_stream() -> None:
+    """Send the function calls of a streamed Responses answer as output items: litellm 1.80.8's Responses route
+    over chat completions streams one message item (its text) and gives the function calls only inside the
+    final ``response.completed`` event, which Codex reads for its usage alone; Codex takes a call from its
+    ``response.output_item.done`` event, so it never saw one (its turn ended on an empty message). Before
+    ``response.completed``, each function call of the completed response is sent as ``response.output_item.added``
+    and ``response.output_item.done`` (output index 1, 2, ...: the message is 0), as OpenAI's own stream does."""
+    from litellm.responses.litellm_completion_transformation.streaming_iterator import (
+        LiteLLMCompletionStreamingIterator as Stream,
+    )
+    from litellm.types.llms.openai import (
+        BaseLiteLLMOpenAIResponseObject,
+        OutputItemAddedEvent,
+        OutputItemDoneEvent,
+        ResponsesAPIStreamEvents,
+    )
+
+    original = Stream.__anext__
+    if getattr(original, "lab_calls", False):
+        return
+
+    def plain(item) -> dict:
+        return item.model_dump() if hasattr(item, "model_dump") else dict(item)
+
+    async def __anext__(self):
+        pending = getattr(self, "lab_pending", None)
+        if pending:
+            return pending.pop(0)
+        event = await original(self)
+        if getattr(event, "type", None) != ResponsesAPIStreamEvents.RESPONSE_COMPLETED:
+            return event
+        calls = [plain(item) for item in (getattr(event.response, "output", None) or [])
+                 if plain(item).get("type") == "function_call"]
+        if not calls:
+            return event
+        self.lab_pending = []
+        for index, call in enumerate(calls, 1):
+            self.lab_pending += [
+                OutputItemAddedEvent(type=ResponsesAPIStreamEvents.OUTPUT_ITEM_ADDED, output_index=index,
+                                     item=BaseLiteLLMOpenAIResponseObject(**{**call, "status": "in_progress"})),
+                OutputItemDoneEvent(type=ResponsesAPIStreamEvents.OUTPUT_ITEM_DONE, output_index=index,
+                                    sequence_number=1, item=BaseLiteLLMOpenAIResponseObject(**call))]
+        self.lab_pending.append(event)
+        return self.lab_pending.pop(0)
+
+    __anext__.lab_calls = True
+    Stream.__anext__ = __anext__
+
+
+for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route,
+               _function_calls_in_the_responses_stream):
     try:
         _patch()
-    except (ImportError, AttributeError):  # another litellm: its Gemini route is as it is
+    except (ImportError, AttributeError):  # another litellm: its routes are as they are
         pass
 
 
