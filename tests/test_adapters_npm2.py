@@ -51,3 +51,19 @@ def test_a_refused_key_is_an_auth_error(name):
 def test_nothing_reported_is_none(name):
     assert adapters.usage(name, "no json here\n", Path("/nonexistent")) is None
     assert adapters.trajectory(name, "", Path("/nonexistent")) is None
+
+
+def test_a_cline_tool_call_takes_its_arguments_from_its_content_start():
+    """Cline 3.0.65 gives a tool call's input on its ``content_start`` event only (``content_end`` has the
+    output): events as the scripted end-to-end run captured them (tests/test_agents_scripted.py)."""
+    import json
+
+    call = "call_0c4678f88737"
+    edit = {"path": "/work/twice.py", "new_text": "def double(number):\n    return number * 2\n",
+            "old_text": "def double(number):\n    pass\n"}
+    lines = [{"type": "agent_event", "event": {"type": "content_start", "contentType": "tool", "toolName": "editor",
+                                               "toolCallId": call, "input": edit}},
+             {"type": "agent_event", "event": {"type": "content_end", "contentType": "tool", "toolName": "editor",
+                                               "toolCallId": call, "output": {"success": True}, "durationMs": 43}}]
+    traj = adapters.trajectory("cline", "\n".join(json.dumps(x) for x in lines), Path("/nonexistent"))
+    assert traj["steps"][0]["tool_calls"] == [{"tool_call_id": call, "function_name": "editor", "arguments": edit}]

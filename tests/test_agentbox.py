@@ -14,6 +14,7 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -224,6 +225,30 @@ def test_box_output_is_streamed_capped_and_counted_in_full(grader_image):
     assert lab_containers(**{"lab.role": "box-test"}) == []
     with pytest.raises(sandbox.SandboxError, match="dead"):
         sandbox.box_exec(box, ["true"], timeout=5)
+
+
+def test_the_two_streams_of_a_box_meet_only_between_lines(monkeypatch):
+    """stdout and stderr come as frames of one attach stream; the output passes each stream's bytes on up to its
+    last newline, so a line of stderr never lands inside a line of stdout (a JSON event of an agent, cut by a
+    warning, was lost: the try's tokens with it), and each end line is still found however the frames cut it."""
+    from rules.sandbox import box as boxes
+
+    box = SimpleNamespace(marker="MARK", sent=3)
+    frames = [(1, b'{"type": "result", "us'), (2, b"Warning: a notice\n"), (1, b'age": 7}\n{"type": "x'),
+              (2, b"more\n\n"), (2, b"MARK 3 0\n"), (1, b'"}\n\nMA'), (1, b"RK 3 5\n")]
+    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline: iter(frames))
+    out, codes, timed_out = boxes._read_to_end(box, None, 0)
+    assert codes == {1: 5, 2: 0} and not timed_out
+    assert out.text().splitlines() == ["Warning: a notice", '{"type": "result", "usage": 7}', "more", "",
+                                       '{"type": "x"}', ""]
+    split = [(1, b"line\n"), (1, b"\n"), (1, b"MARK 3 1\n"), (2, b"\nMARK 3 1\n")]  # the end line's newline alone
+    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline: iter(split))
+    out, codes, _ = boxes._read_to_end(box, None, 0)
+    assert codes == {1: 1, 2: 1} and out.text().startswith("line\n")
+    long = [(1, b"x" * (boxes.LINE_HOLD + 10)), (2, b"err\n"), (1, b"\nMARK 3 0\n"), (2, b"\nMARK 3 0\n")]
+    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline: iter(long))
+    out, codes, _ = boxes._read_to_end(box, None, 0)  # a partial line past LINE_HOLD is passed on, all but hold
+    assert codes == {1: 0, 2: 0} and out.total == boxes.LINE_HOLD + 14
 
 
 def test_what_counts_as_left_over_in_a_box():

@@ -32,16 +32,17 @@ REACH = {
     "qwen-code": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
     # the gateway drops the Messages field context_management (litellm 1.80.8 cannot carry it upstream)
     "claude-code": {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": KEY},
+    # the gateway gives the streamed Gemini route the upstream's usage and its refusals' own status (a 401, not 500)
+    "gemini-cli": {"GOOGLE_GEMINI_BASE_URL": GATEWAY, "GEMINI_API_KEY": KEY},
+    "cline": {"CLINE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
+    # codex's only writing tool here is its shell (exec_command); the gateway streams the Responses route's function
+    # calls as output items, which codex reads them from
+    "codex": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
 }
 # the body fields the gateway must drop for each agent (recorded in the try's gateway_usage)
 DROPS = {"claude-code": "context_management", "codex": "client_metadata"}
-# Not yet passing (LAB_SCRIPTED_AGENTS=codex,... runs them): codex 0.171.0 offers no tool tests/scripted_model/tools.py
-# knows, so it gets a text answer and the trial fails; gemini-cli and cline not yet run with the fixes of this branch.
-LATER = {
-    "codex": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
-    "gemini-cli": {"GOOGLE_GEMINI_BASE_URL": GATEWAY, "GEMINI_API_KEY": KEY},
-    "cline": {"CLINE_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
-}
+# Agents set aside until they pass (LAB_SCRIPTED_AGENTS=NAME,... runs them), each with the reason: none at present.
+LATER: dict[str, dict[str, str]] = {}
 REACH.update({k: v for k, v in LATER.items() if k in os.environ.get("LAB_SCRIPTED_AGENTS", "")})
 # LAB_SCRIPTED_AGENTS=codex,cline runs only those (or `-k codex`: each agent's images are built on its first test)
 AGENTS = sorted(os.environ.get("LAB_SCRIPTED_AGENTS", ",".join(REACH)).split(","))

@@ -150,6 +150,46 @@ def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
     assert space["with_text_content"]({"model": "m"}) == {"model": "m"}
 
 
+def test_a_streamed_gemini_answer_carries_the_usage_sent_after_its_finish_chunk():
+    """An OpenAI-compatible server sends a stream's usage in a chunk after the finish reason; litellm 1.80.8's
+    Gemini adapter dropped it (its finish chunk said 0 tokens), so Gemini CLI reported 0 tokens for every trial
+    through the gateway. gemini_sse holds the finish chunk back and gives it the stream's usage."""
+    import ast
+    import asyncio
+    from types import SimpleNamespace
+
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fns = [n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and n.name in ("gemini_usage", "gemini_sse")]
+    space: dict = {"json": json}
+    exec(compile(ast.Module(body=fns, type_ignores=[]), "lab_usage.py", "exec"), space)
+
+    def gemini(chunk):  # what the adapter makes of a chunk: a call, the finish reason, or nothing (the usage)
+        if chunk.kind == "usage":
+            return None
+        return {"candidates": [{"content": {"parts": [{"functionCall": {"name": "w"}}] if chunk.kind == "call" else []},
+                                "finishReason": "STOP" if chunk.kind == "finish" else None}],
+                **({"usageMetadata": {"promptTokenCount": 0}} if chunk.kind == "finish" else {})}
+
+    async def stream(kinds, usage=None):
+        for kind in kinds:
+            yield SimpleNamespace(kind=kind, usage=usage if kind == "usage" else None)
+
+    async def events(chunks):
+        return [json.loads(e.decode().removeprefix("data: ")) async for e in space["gemini_sse"](chunks, gemini)]
+
+    usage = SimpleNamespace(prompt_tokens=40, completion_tokens=7, total_tokens=47)
+    got = asyncio.run(events(stream(["call", "finish", "usage"], usage)))
+    assert [bool(e["candidates"][0]["finishReason"]) for e in got] == [False, True]
+    assert got[1]["usageMetadata"] == {"promptTokenCount": 40, "candidatesTokenCount": 7, "totalTokenCount": 47}
+    assert "usageMetadata" not in got[0]
+    untold = asyncio.run(events(stream(["call", "finish"])))  # no usage sent: the adapter's own stays
+    assert untold[1]["usageMetadata"] == {"promptTokenCount": 0}
+    assert space["gemini_usage"]({"prompt_tokens": 0, "completion_tokens": 0}) is None
+    assert space["gemini_usage"]({"prompt_tokens": 3, "completion_tokens": 2}) == {
+        "promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5}
+
+
 def test_a_try_whose_every_request_failed_says_why_or_where_the_reason_is():
     """gateway_problem: every admitted request failed → the try's error names the first error the gateway saw, or,
     when none reached it (a failed stream), the trial's service.log; one request answered → no problem."""

@@ -42,18 +42,22 @@ ERRORS = (
 
 def trajectory(output: str, out_dir: Path) -> dict | None:
     """Each iteration's text (``content_end`` of type text) an agent step; tool content (``content_end`` of
-    another type with a ``toolName``) a tool call with its ``input`` and ``output``; each ``usage`` event's
-    tokens on the step before it. None when there are no such events."""
+    another type with a ``toolName``) a tool call with its ``output``, and its arguments from the ``input`` of
+    the ``content_start`` of the same ``toolCallId`` (Cline 3.0.65 gives the input there only); each ``usage``
+    event's tokens on the step before it. None when there are no such events."""
     steps: list[dict] = []
+    inputs: dict[str, dict] = {}  # toolCallId -> the input its content_start gave
     for event in _agent_events(output):
         kind = event.get("type")
-        if kind == "content_end" and event.get("contentType") == "text" and event.get("text"):
+        if kind == "content_start" and event.get("toolName") and isinstance(event.get("input"), dict):
+            inputs[str(event.get("toolCallId"))] = event["input"]
+        elif kind == "content_end" and event.get("contentType") == "text" and event.get("text"):
             steps.append({"source": "agent", "message": event["text"]})
         elif kind == "content_end" and event.get("toolName"):
             call = str(event.get("toolCallId") or f"call-{len(steps) + 1}")
             steps.append({"source": "agent", "message": "",
                           "tool_calls": [{"tool_call_id": call, "function_name": event["toolName"],
-                                          "arguments": event.get("input") or {}}],
+                                          "arguments": event.get("input") or inputs.get(call) or {}}],
                           "observation": {"results": [{"source_call_id": call, "content": text(event.get("output", ""))}]}})
         elif kind == "usage" and steps:
             steps[-1]["metrics"] = {"prompt_tokens": event.get("inputTokens", 0),

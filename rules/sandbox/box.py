@@ -16,6 +16,9 @@ from rules.sandbox.containers import create_container, start_container
 from rules.sandbox.engine import LABEL, OUTPUT_CAP, Mount, RunResult, SandboxError, StartError, capped, client
 from rules.sandbox.protocol import BOX_IDLE, command_line
 
+# bytes of a stream's partial line held back (``_read_to_end``) until its newline comes, at most
+LINE_HOLD = 64 * 1024
+
 
 @dataclass
 class Box:
@@ -245,25 +248,35 @@ def _read_to_end(box: Box, sock, deadline: float) -> tuple[_Capped, dict[int, in
     import re
 
     # (an exit code has at most 3 digits: a longer number, which int() may refuse, is a forged line, and output)
-    end = re.compile(rb"\n" + re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d{1,3})\n")
+    line = re.escape(f"{box.marker} {box.sent} ".encode()) + rb"(\d{1,3})\n"
+    end = re.compile(rb"\n" + line)
+    end_at_start = re.compile(line)  # the end line's own newline already passed on with the line before it
     hold = len(box.marker) + 32  # bytes of a stream held back while they may be the start of its end line
-    out, codes, held = _Capped(), {}, {1: b"", 2: b""}
+    # Each stream's bytes are passed on up to its last newline, so that the two streams meet only between lines:
+    # a stream's partial line waits for its newline (an agent's JSON line is never cut by a line of the other
+    # stream, which lost the JSON event); a partial line past LINE_HOLD bytes is passed on as before, all but hold.
+    out, codes, held, at_start = _Capped(), {}, {1: b"", 2: b""}, {1: True, 2: True}
     timed_out = False
     try:
         for stream, data in _frames(box, sock, deadline):
             if stream not in held or stream in codes:
                 continue
             data = held[stream] + data
-            found = end.search(data)
+            found = end.search(data) or (end_at_start.match(data) if at_start[stream] else None)
             if found:
                 out.add(data[:found.start()])
                 held[stream] = b""
                 codes[stream] = int(found.group(1))
                 if len(codes) == 2:
                     break
-            else:
-                out.add(data[:-hold])
-                held[stream] = data[-hold:]
+                continue
+            cut = data.rfind(b"\n") + 1
+            if len(data) - cut > LINE_HOLD:
+                cut = max(0, len(data) - hold)
+            if cut:
+                out.add(data[:cut])
+                at_start[stream] = data[cut - 1:cut] == b"\n"
+            held[stream] = data[cut:]
     except TimeoutError:
         timed_out = True
     for stream in (1, 2):

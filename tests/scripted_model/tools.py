@@ -11,12 +11,20 @@ plain reply needs no row). One row per line, so that rows added for several agen
 """
 from __future__ import annotations
 
+import shlex
+
 WORK = "/work"
 
 
 def absolute(path: str) -> str:
     """``path`` below the work tree, as an absolute path (``/work/x.py``)."""
     return path if path.startswith("/") else f"{WORK}/{path}"
+
+
+def shell_write(path: str, content: str) -> str:
+    """A shell command that writes ``content`` to ``path`` (below the work tree) exactly, for an agent whose
+    only tool that can write a file is its shell."""
+    return f"printf '%s' {shlex.quote(content)} > {shlex.quote(absolute(path))}"
 
 
 WRITERS = {
@@ -28,6 +36,9 @@ WRITERS = {
     # old_text (exactly once), so the whole old text is replaced
     "editor": lambda path, content, old: {"path": absolute(path), "new_text": content,
                                           **({"old_text": old} if old else {})},
+    # codex 0.171.0 over the Responses API behind the gateway offers no file-writing tool (no apply_patch), only
+    # its shell, exec_command (cmd required; the tool's output comes back as its result)
+    "exec_command": lambda path, content, old: {"cmd": shell_write(path, content), "workdir": WORK},
 }
 
 # Agents whose writing tool refuses to overwrite a file not read first in the session (qwen-code 0.24's

@@ -122,10 +122,190 @@ def _one_stream_argument() -> None:
     genai.agenerate_content_stream = agenerate_content_stream
 
 
-for _patch in (_one_stream_argument,):
+def gemini_usage(usage) -> dict | None:
+    """Gemini's ``usageMetadata`` (``promptTokenCount``, ``candidatesTokenCount``, ``totalTokenCount``) for an
+    OpenAI usage (an object with ``prompt_tokens``/``completion_tokens``/``total_tokens``, or a dict of them);
+    None when there is none, or it counts no token."""
+    if usage is None:
+        return None
+    get = usage.get if isinstance(usage, dict) else lambda key: getattr(usage, key, None)
+    sent, received = int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0)
+    if not sent and not received:
+        return None
+    return {"promptTokenCount": sent, "candidatesTokenCount": received,
+            "totalTokenCount": int(get("total_tokens") or 0) or sent + received}
+
+
+async def gemini_sse(chunks, translate):
+    """The server-sent events (bytes) of a streamed Gemini answer from the chat completion ``chunks`` (an async
+    iterator of litellm's stream chunks; a dict is sent as it is), each turned into a Gemini chunk (a dict, or
+    None: nothing to send) by ``translate``. The chunk carrying the finish reason is held back until the stream
+    ends and sent with the stream's usage as its ``usageMetadata``: an OpenAI-compatible server sends the usage
+    in a chunk after the finish reason (``stream_options.include_usage``), which litellm 1.80.8's Gemini adapter
+    drops, so Gemini CLI counted 0 tokens for every request through the gateway."""
+    held, usage = None, None
+
+    def event(chunk: dict) -> bytes:
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    async for chunk in chunks:
+        if isinstance(chunk, dict):
+            yield event(chunk)
+            continue
+        usage = getattr(chunk, "usage", None) or usage
+        out = translate(chunk)
+        if not isinstance(out, dict):
+            continue
+        if held is not None:
+            yield event(held)
+            held = None
+        if (out.get("candidates") or [{}])[0].get("finishReason"):
+            held = out
+        else:
+            yield event(out)
+    if held is not None:
+        held["usageMetadata"] = gemini_usage(usage) or held.get("usageMetadata") or {
+            "promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0}
+        yield event(held)
+
+
+def _usage_in_gemini_stream() -> None:
+    """Make litellm 1.80.8's streamed Gemini route (Gemini CLI's) carry the tokens: ask the upstream for the
+    stream's usage (``stream_options.include_usage``, which the adapter never sets) and send it on the finish
+    chunk (``gemini_sse``). Without this, every streamed answer said 0 tokens (the gateway's own count, from
+    litellm's log of the call, was right)."""
+    from litellm.google_genai.adapters import handler, transformation
+
+    completion = handler.GenerateContentToCompletionHandler
+    prepare = completion._prepare_completion_kwargs
+    if getattr(prepare, "lab_usage", False):
+        return
+
+    def _prepare_completion_kwargs(*args, **kwargs):
+        prepared = prepare(*args, **kwargs)
+        if prepared.get("stream"):
+            prepared.setdefault("stream_options", {"include_usage": True})
+        return prepared
+
+    _prepare_completion_kwargs.lab_usage = True
+    completion._prepare_completion_kwargs = staticmethod(_prepare_completion_kwargs)
+
+    def translate_completion_output_params_streaming(self, completion_stream):
+        state = transformation.GoogleGenAIStreamWrapper(completion_stream=completion_stream)  # partial tool calls
+        return gemini_sse(completion_stream,
+                          lambda chunk: self.translate_streaming_completion_to_generate_content(chunk, state))
+
+    transformation.GoogleGenAIAdapter.translate_completion_output_params_streaming = \
+        translate_completion_output_params_streaming
+
+
+def _provider_errors_on_the_gemini_route() -> None:
+    """Pass the upstream's refusal on with its status on litellm 1.80.8's Gemini routes, which answered every
+    failure with status 500, so a refused key (401) reached Gemini CLI as a server error, which it retried for
+    minutes and reported as one. Two layers lose the status: the adapter wraps every error of its chat completion
+    call in a ValueError ("Error calling litellm.acompletion for generate_content: ..."; the original, a litellm
+    error with its ``status_code``, is raised instead), and the proxy's Gemini endpoints catch nothing, so any
+    error is a bare 500 (each Router's two Gemini methods turn a litellm error with a ``status_code`` into an
+    HTTPException of that status, with its message). Any other error is left as it is."""
+    from litellm.google_genai.adapters import handler
+    from litellm.router import Router
+
+    completion = handler.GenerateContentToCompletionHandler
+    original = completion.async_generate_content_handler
+    if getattr(original, "lab_errors", False):
+        return
+
+    def status(exc) -> int | None:
+        code = getattr(exc, "status_code", None)
+        return code if isinstance(code, int) and 400 <= code <= 599 else None
+
+    async def async_generate_content_handler(*args, **kwargs):
+        try:
+            return await original(*args, **kwargs)
+        except ValueError as exc:
+            if status(exc.__context__):
+                raise exc.__context__ from None
+            raise
+
+    async_generate_content_handler.lab_errors = True
+    completion.async_generate_content_handler = staticmethod(async_generate_content_handler)
+
+    def with_status(method):
+        async def call(*args, **kwargs):
+            try:
+                return await method(*args, **kwargs)
+            except HTTPException:
+                raise
+            except Exception as exc:
+                if status(exc):
+                    raise HTTPException(status_code=status(exc), detail=str(exc)[:2000]) from exc
+                raise
+        return call
+
+    initialize = Router._initialize_google_genai_endpoints  # the Router is made after this module is loaded
+
+    def _initialize_google_genai_endpoints(self):
+        initialize(self)
+        for name in ("agenerate_content", "agenerate_content_stream"):
+            setattr(self, name, with_status(getattr(self, name)))
+
+    Router._initialize_google_genai_endpoints = _initialize_google_genai_endpoints
+
+
+def _function_calls_in_the_responses_stream() -> None:
+    """Send the function calls of a streamed Responses answer as output items: litellm 1.80.8's Responses route
+    over chat completions streams one message item (its text) and gives the function calls only inside the
+    final ``response.completed`` event, which Codex reads for its usage alone; Codex takes a call from its
+    ``response.output_item.done`` event, so it never saw one (its turn ended on an empty message). Before
+    ``response.completed``, each function call of the completed response is sent as ``response.output_item.added``
+    and ``response.output_item.done`` (output index 1, 2, ...: the message is 0), as OpenAI's own stream does."""
+    from litellm.responses.litellm_completion_transformation.streaming_iterator import (
+        LiteLLMCompletionStreamingIterator as Stream,
+    )
+    from litellm.types.llms.openai import (
+        BaseLiteLLMOpenAIResponseObject,
+        OutputItemAddedEvent,
+        OutputItemDoneEvent,
+        ResponsesAPIStreamEvents,
+    )
+
+    original = Stream.__anext__
+    if getattr(original, "lab_calls", False):
+        return
+
+    def plain(item) -> dict:
+        return item.model_dump() if hasattr(item, "model_dump") else dict(item)
+
+    async def __anext__(self):
+        pending = getattr(self, "lab_pending", None)
+        if pending:
+            return pending.pop(0)
+        event = await original(self)
+        if getattr(event, "type", None) != ResponsesAPIStreamEvents.RESPONSE_COMPLETED:
+            return event
+        calls = [plain(item) for item in (getattr(event.response, "output", None) or [])
+                 if plain(item).get("type") == "function_call"]
+        if not calls:
+            return event
+        self.lab_pending = []
+        for index, call in enumerate(calls, 1):
+            self.lab_pending += [
+                OutputItemAddedEvent(type=ResponsesAPIStreamEvents.OUTPUT_ITEM_ADDED, output_index=index,
+                                     item=BaseLiteLLMOpenAIResponseObject(**{**call, "status": "in_progress"})),
+                OutputItemDoneEvent(type=ResponsesAPIStreamEvents.OUTPUT_ITEM_DONE, output_index=index,
+                                    sequence_number=1, item=BaseLiteLLMOpenAIResponseObject(**call))]
+        self.lab_pending.append(event)
+        return self.lab_pending.pop(0)
+
+    __anext__.lab_calls = True
+    Stream.__anext__ = __anext__
+
+
+for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route,
+               _function_calls_in_the_responses_stream):
     try:
         _patch()
-    except (ImportError, AttributeError):  # another litellm: its Gemini route is as it is
+    except (ImportError, AttributeError):  # another litellm: its routes are as they are
         pass
 
 
