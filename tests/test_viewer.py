@@ -179,8 +179,10 @@ def test_doit_view_stops_on_ctrl_c_without_a_traceback(tmp_path):
     env = {**os.environ, "LAB_HOME": str(tmp_path), "LAB_VIEW_PORT": "0"}
     import shutil
     shutil.copytree(PROJECT / "evals", tmp_path / "evals")
+    # as from a terminal: a command started in the background of a script (CI's) inherits SIGINT ignored
     proc = subprocess.Popen([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "view", "jobs=2"],
-                            cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         out = ""
