@@ -34,8 +34,7 @@ LITES = ("/work/shared/data/swe-bench-lite.jsonl",)
 def build_diffs(upstream: Path | None, lite: Path | None) -> list[dict]:
     """The graded changes to scan: ``[{"tier": "aider"|"swe", "task", "language" (aider: the track), "diff"}]``,
     the references (rendered as ``rules.tiers.aider.exercises.render`` lays them) then the gold patches."""
-    from rules.tiers.aider.exercises import TRACKS, ExerciseError, discover, render
-    from rules.worktree import work_diff
+    from rules.tiers.aider.exercises import TRACKS, ExerciseError, discover, reference_diff, render
 
     out: list[dict] = []
     if upstream is not None:
@@ -45,13 +44,7 @@ def build_diffs(upstream: Path | None, lite: Path | None) -> list[dict]:
             except ExerciseError as e:
                 print(f"skipped {ex.task}: {e}", file=sys.stderr)
                 continue
-            ws = {k[len("workspace/"):]: v for k, v in rendered.task_files.items() if k.startswith("workspace/")}
-            with tempfile.TemporaryDirectory(prefix="lab-scanreal-") as tmp:
-                for root, files in (("stub", ws), ("work", ws), ("work", rendered.answer_files)):
-                    for rel, (data, _mode) in files.items():
-                        (Path(tmp) / root / rel).parent.mkdir(parents=True, exist_ok=True)
-                        (Path(tmp) / root / rel).write_bytes(data)
-                diff = work_diff(Path(tmp) / "stub", Path(tmp) / "work", cap=1 << 24)
+            diff = reference_diff(rendered)
             out.append({"tier": "aider", "task": ex.task, "language": ex.track, "diff": diff})
     if lite is not None:
         for line in lite.read_text().splitlines():

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -192,18 +191,12 @@ def test_the_report_lists_a_flagged_pass_beside_tampered():
 def reference_flags(checkout: Path) -> tuple[int, list[tuple[str, dict]]]:
     """Scan every exercise's reference solution against its stub, as a trial's graded change would be (the work
     tree = the workspace with the answer files laid over it): (exercises scanned, [(task, flag)])."""
-    from rules.tiers.aider.exercises import TRACKS, discover, render
+    from rules.tiers.aider.exercises import TRACKS, discover, reference_diff, render
 
     scanned, out = 0, []
     for ex in discover(checkout, sorted(TRACKS)):
         rendered = render(ex)
-        ws = {k[len("workspace/"):]: v for k, v in rendered.task_files.items() if k.startswith("workspace/")}
-        with tempfile.TemporaryDirectory(prefix="lab-refscan-") as tmp:
-            for root, files in (("stub", ws), ("work", ws), ("work", rendered.answer_files)):
-                for rel, (data, _mode) in files.items():
-                    (Path(tmp) / root / rel).parent.mkdir(parents=True, exist_ok=True)
-                    (Path(tmp) / root / rel).write_bytes(data)
-            flags = scan(work_diff(Path(tmp) / "stub", Path(tmp) / "work", cap=1 << 24), TABLE[ex.track])
+        flags = scan(reference_diff(rendered), TABLE[ex.track])
         scanned += 1
         out += [(ex.task, f) for f in flags]
     return scanned, out

@@ -174,6 +174,23 @@ def _mode(p: Path) -> int:
     return 0o755 if p.stat().st_mode & 0o111 else 0o644
 
 
+def reference_diff(r: Rendered) -> str:
+    """The change a trial would grade had the agent written the reference solution of the rendered exercise
+    ``r``: ``diff -ruN`` (``rules.worktree.work_diff``, up to 16 MiB) of the stub's work tree against the same tree
+    with the answer files laid over it. Used to check the suspicion scan against every reference."""
+    import tempfile
+
+    from rules.worktree import work_diff
+
+    stub = {k[len("workspace/"):]: v for k, v in r.task_files.items() if k.startswith("workspace/")}
+    with tempfile.TemporaryDirectory(prefix="lab-refdiff-") as tmp:
+        for root, files in (("stub", stub), ("work", stub), ("work", r.answer_files)):
+            for rel, (data, _mode) in files.items():
+                (Path(tmp) / root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / root / rel).write_bytes(data)
+        return work_diff(Path(tmp) / "stub", Path(tmp) / "work", cap=1 << 24)
+
+
 def render(ex: Exercise) -> Rendered:
     """Render ``ex`` into a task (pure: reads the exercise folder and the templates, writes nothing).
 
