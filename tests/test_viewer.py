@@ -57,12 +57,18 @@ def test_error_and_tampered_pages_show_their_evidence(tmp_path):
     assert {r["status"] for r in view["tries"][0]["tests"]} == {"not passed"}  # a forged report proves no test
 
 
-def test_a_huge_log_is_capped_with_a_link_to_the_full_file(tmp_path):
+def _stored_go_clock(tmp_path):
+    """A stored failed trial of go-clock (two tries, each with a trajectory and an agent log): (result, folder)."""
     result, files = trial_record("go-clock", "alpha", "fail", "go", cost=0.1)
     trial = tmp_path / "go-clock"
     trial.mkdir()
     for name, text in files.items():
         (trial / name).write_text(text)
+    return result, trial
+
+
+def test_a_huge_log_is_capped_with_a_link_to_the_full_file(tmp_path):
+    result, trial = _stored_go_clock(tmp_path)
     (trial / "trajectory-1.json").unlink()  # try 1 falls back to its agent log
     (trial / "agent-1.log").write_text("x" * (viewer.TEXT_CAP * 10) + "THE END")
     view = viewer.trial_view(result.to_json(), trial, tmp_path / "none", Run(run="r#1", label="r", agent="a"),
@@ -74,11 +80,7 @@ def test_a_huge_log_is_capped_with_a_link_to_the_full_file(tmp_path):
 
 
 def test_the_last_step_of_a_long_log_is_its_real_last_line_not_the_end_of_what_is_shown(tmp_path):
-    result, files = trial_record("go-clock", "alpha", "fail", "go", cost=0.1)
-    trial = tmp_path / "go-clock"
-    trial.mkdir()
-    for name, text in files.items():
-        (trial / name).write_text(text)
+    result, trial = _stored_go_clock(tmp_path)
     (trial / "trajectory-2.json").unlink()  # the last try falls back to its agent log
     (trial / "agent-2.log").write_text("".join(f"line {i} " + "x" * 100 + "\n" for i in range(2000))
                                        + "wrote clock.go and ran the tests\n\n")
