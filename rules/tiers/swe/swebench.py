@@ -11,7 +11,7 @@ A task (``evals/swe/tasks/<instance_id>/``): ``prompt.txt`` (the issue text; hin
 ``templates/swe/check.sh.j2``) and ``task.json`` (its ``image``: the environment image of its repository and
 version). The reference solution (``evals/swe/answers/<id>/``) is the gold patch's files.
 
-Environments are lab's own table ``ENVS`` (Python, install steps, pins, recorded from a study of
+Environments are lab's own table ``ENVS`` (``rules/tiers/swe/envs/``, one module per repository: Python, install steps, pins, recorded from a study of
 these instances on this machine kind, evals/swe/NOTES.md): one image per (repository, version) group, built once and stamped.
 
 Test identity: a SWE-bench test name ``path.py::Class::test[param]`` is the pytest node id; the JUnit report
@@ -41,7 +41,6 @@ from rules.worktree import lay_work_tree, work_patch
 
 TIER = "swe"
 GROUPS = ("repo",)  # a task's labels: the repository of its instance
-IMAGE_PREFIX = "lab/swe-env"
 PYTHON = "/opt/lab/venv/bin/python"
 PRETEST = "pretest.sh"  # a task's script for its pre-existing tests (never a held-out one), run by lab alone
 INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
@@ -51,50 +50,7 @@ INI_SECTIONS = {"pytest.ini": "[pytest]", ".pytest.ini": "[pytest]", "pyproject.
 
 # ---- environments: lab's own table ----
 
-@dataclass(frozen=True)
-class Env:
-    """One environment image: ``name`` (its tag suffix), the ``repo``, the ``versions`` it serves, the Debian
-    ``suite`` giving its ``python``, the ``install`` shell steps run in ``/opt/lab/setup`` (the repository at the
-    instance's environment-setup commit, when ``setup_source``) or ``/opt/lab``, ``pins`` (pip constraints),
-    extra ``apt`` packages, the ``pythonpath`` folder of the work tree put first on the path (``src``, ``.``; empty: none, the
-    test run's working folder /work is on it anyway), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
-    the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
-    serves, ahead of entries matched by version) and ``exclude`` (test names dropped from every expectation)."""
-
-    name: str
-    repo: str
-    versions: tuple[str, ...]
-    python: str
-    suite: str
-    install: tuple[str, ...]
-    pins: tuple[str, ...] = ()
-    apt: tuple[str, ...] = ()
-    pythonpath: str = ""
-    setup_source: bool = True
-    prepare: tuple[str, ...] = ()
-    test_env: tuple[tuple[str, str], ...] = ()
-    only: tuple[str, ...] = ()  # when given: the instances it serves (before any entry serving by version)
-    exclude: tuple[str, ...] = ()  # SWE-bench test names never expected (they need a network): recorded in task.json
-    # set by ``with_interpreter`` when Debian's suite lacks ``python``: the interpreter's version (part of the
-    # image's identity) and its folder on this machine (not: the same interpreter elsewhere is the same image)
-    interpreter: str = ""
-    interpreter_dir: str = field(default="", repr=False, compare=False)
-
-    @property
-    def tag(self) -> str:
-        return f"{IMAGE_PREFIX}:{self.name}"
-
-    @property
-    def stamp_name(self) -> str:
-        return f"swe-env-{self.name}"
-
-    @property
-    def base(self) -> str:
-        return f"debian:{self.suite}"
-
-    def digest(self) -> str:
-        """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
-        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+from rules.tiers.swe.env import IMAGE_PREFIX, Env  # noqa: E402,F401  (one name for callers)
 
 
 # The python3 each Debian suite ships (packages.debian.org: bullseye 3.9.2, bookworm 3.11.2, trixie 3.13.5); any
@@ -146,80 +102,7 @@ def interpreter_tar(folder: Path) -> bytes:
     return buf.getvalue()
 
 
-PYTEST_VERSION_FILE = ("printf 'version = __version__ = \"{version}.0\"\\nversion_tuple = __version_tuple__ = ({major}, {minor}, 0)\\n'"
-                       " > src/_pytest/_version.py",)
-def _pytest(version: str, python: str, pins: tuple[str, ...], only: tuple[str, ...] = (), pre: tuple[str, ...] = ()) -> Env:
-    """pytest's own repository: the package at the environment-setup commit (for its metadata; the work tree's
-    copy is what runs) with the pins of its era; no test extras (tests needing them skip, as in the dataset's
-    own runs)."""
-    suite = "bookworm" if python == "3.11" else "bullseye"
-    name = f"pytest-{version}" + (f"-py{python}" if only else "")
-    return Env(name, "pytest-dev/pytest", (version,), python, suite,
-               install=pre + (f"SETUPTOOLS_SCM_PRETEND_VERSION={version}.0 pip install . " + " ".join(pins),),
-               pins=(), pythonpath="src", prepare=PYTEST_VERSION_FILE, only=only)
-
-
-_PY4 = ("atomicwrites==1.4.1", "attrs==23.1.0", "more-itertools==10.1.0", "py==1.11.0")
-_PY5 = _PY4 + ("packaging==23.1", "pluggy==0.13.1", "wcwidth==0.2.6")
-_PY8 = ("iniconfig==2.0.0", "packaging==23.1", "pluggy==1.3.0", "exceptiongroup==1.1.3", "tomli==2.0.1")
-_PYLINT = ("grep -v '^-e' requirements_test_min.txt > /tmp/requirements.txt",
-           "pip install -c /opt/lab/constraints.txt -r /tmp/requirements.txt '.[testutils,spelling]' py==1.11.0 toml")
-
-# Lab's own table, recorded from a study of these instances (evals/swe/NOTES.md) and the era pins of each project.
-ENVS: tuple[Env, ...] = (
-    Env("flask-2.3", "pallets/flask", ("2.3",), "3.11", "bookworm",
-        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt .",),
-        pins=("setuptools==70.0.0", "click==8.1.3", "itsdangerous==2.1.2", "Jinja2==3.1.2", "MarkupSafe==2.1.1",
-              "Werkzeug==2.3.7"),
-        pythonpath="src"),
-    Env("flask-2.0", "pallets/flask", ("2.0",), "3.9", "bullseye",
-        # its setup.cfg reads the version by importing flask: the dependencies first
-        install=("pip install -c /opt/lab/constraints.txt -r requirements/tests.txt setuptools Werkzeug Jinja2 "
-                 "itsdangerous click MarkupSafe", "pip install -c /opt/lab/constraints.txt ."),
-        pins=("setuptools==70.0.0", "Werkzeug==2.3.7", "Jinja2==3.0.1", "itsdangerous==2.1.2", "click==8.0.1",
-              "MarkupSafe==2.1.3"),
-        pythonpath="src"),
-    Env("requests-2.10", "psf/requests", ("2.10",), "3.9", "bullseye",
-        install=("pip install . pytest",),
-        # these connect to a private-range address (TARPIT) by design: never run with a network, never expected
-        exclude=("tests/test_requests.py::TestTimeout::test_connect_timeout",
-                 "tests/test_requests.py::TestTimeout::test_total_timeout_connect")),
-    _pytest("4.4", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0")),
-    # 4.5's setup.py asks for pluggy>=0.12, so its era's 0.11 cannot be had with it
-    _pytest("4.5", "3.9", _PY4 + ("pluggy==0.13.1", "setuptools==68.0.0", "six==1.16.0", "wcwidth==0.2.6")),
-    # 4.6 imports importlib_metadata on every Python; releases before 1.x break the standard library's on 3.9
-    _pytest("4.6", "3.9", _PY5 + ("six==1.16.0", "importlib-metadata==4.13.0")),
-    _pytest("5.0", "3.9", _PY5),
-    _pytest("5.1", "3.9", _PY5),
-    _pytest("5.2", "3.9", _PY5),
-    _pytest("5.3", "3.9", ("attrs==23.1.0", "more-itertools==10.1.0", "packaging==23.1", "pluggy==0.13.1",
-                           "py==1.11.0", "wcwidth==0.2.6")),
-    _pytest("5.4", "3.9", ("py==1.11.0", "packaging==23.1", "attrs==23.1.0", "more-itertools==10.1.0",
-                           "pluggy==0.13.1", "wcwidth==0.2.6")),  # its terminal writer imports wcwidth
-    _pytest("6.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "more-itertools==10.1.0", "packaging==23.1",
-                           "pluggy==0.13.1", "py==1.11.0", "toml==0.10.2")),
-    _pytest("6.3", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0",
-                           "toml==0.10.2"), pre=("sed -i 's/>=>=/>=/' setup.cfg",)),
-    _pytest("7.0", "3.11", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0"),
-            only=("pytest-dev__pytest-9359",)),
-    _pytest("7.0", "3.9", ("attrs==23.1.0", "iniconfig==2.0.0", "packaging==23.1", "pluggy==0.13.1", "py==1.11.0")),
-    _pytest("8.0", "3.11", _PY8),
-    Env("pylint-2.15", "pylint-dev/pylint", ("2.15",), "3.11", "bookworm", install=_PYLINT, pins=("setuptools<71",),
-        pythonpath=".", only=("pylint-dev__pylint-7114", "pylint-dev__pylint-7228", "pylint-dev__pylint-7993")),
-    Env("pylint-2.13", "pylint-dev/pylint", ("2.13",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",),
-        pythonpath="."),
-    Env("pylint-2.14", "pylint-dev/pylint", ("2.14",), "3.9", "bullseye", install=_PYLINT, pins=("setuptools<71",),
-        pythonpath="."),
-    Env("pylint-2.15-py3.9", "pylint-dev/pylint", ("2.15",), "3.9", "bullseye", install=_PYLINT,
-        pins=("setuptools<71",), pythonpath="."),
-    Env("sympy-py3.11", "sympy/sympy", ("1.2", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
-                                         "1.13"), "3.11", "bookworm",
-        install=("pip install -c /opt/lab/constraints.txt mpmath pytest",), pins=("mpmath==1.3.0",),
-        setup_source=False),
-    Env("sympy-py3.9", "sympy/sympy", ("0.7", "1.0", "1.1"), "3.9", "bullseye",
-        install=("pip install -c /opt/lab/constraints.txt mpmath 'pytest<8'",), pins=("mpmath==1.3.0",),
-        setup_source=False),
-)
+from rules.tiers.swe.envs import ENVS  # noqa: E402  (lab's table, one module per repository)
 
 
 def environments(suite: Suite | None = None) -> tuple[Env, ...]:
@@ -468,7 +351,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
 
     if env is None:
-        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/swebench.py ENVS)")
+        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/envs/, one module per repository) nor in evals/swe/suite.toml [envs.NAME]")
     try:
         repo = repo_dir(inst.repo, repos)
     except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection

@@ -1,0 +1,54 @@
+"""One environment image of the swe tier: the ``Env`` record every repository's table (``rules/tiers/swe/envs/``)
+is made of."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+IMAGE_PREFIX = "lab/swe-env"
+
+
+@dataclass(frozen=True)
+class Env:
+    """One environment image: ``name`` (its tag suffix), the ``repo``, the ``versions`` it serves, the Debian
+    ``suite`` giving its ``python``, the ``install`` shell steps run in ``/opt/lab/setup`` (the repository at the
+    instance's environment-setup commit, when ``setup_source``) or ``/opt/lab``, ``pins`` (pip constraints),
+    extra ``apt`` packages, the ``pythonpath`` folder of the work tree put first on the path (``src``, ``.``; empty: none, the
+    test run's working folder /work is on it anyway), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
+    the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
+    serves, ahead of entries matched by version) and ``exclude`` (test names dropped from every expectation)."""
+
+    name: str
+    repo: str
+    versions: tuple[str, ...]
+    python: str
+    suite: str
+    install: tuple[str, ...]
+    pins: tuple[str, ...] = ()
+    apt: tuple[str, ...] = ()
+    pythonpath: str = ""
+    setup_source: bool = True
+    prepare: tuple[str, ...] = ()
+    test_env: tuple[tuple[str, str], ...] = ()
+    only: tuple[str, ...] = ()  # when given: the instances it serves (before any entry serving by version)
+    exclude: tuple[str, ...] = ()  # SWE-bench test names never expected (they need a network): recorded in task.json
+    # set by ``with_interpreter`` when Debian's suite lacks ``python``: the interpreter's version (part of the
+    # image's identity) and its folder on this machine (not: the same interpreter elsewhere is the same image)
+    interpreter: str = ""
+    interpreter_dir: str = field(default="", repr=False, compare=False)
+
+    @property
+    def tag(self) -> str:
+        return f"{IMAGE_PREFIX}:{self.name}"
+
+    @property
+    def stamp_name(self) -> str:
+        return f"swe-env-{self.name}"
+
+    @property
+    def base(self) -> str:
+        return f"debian:{self.suite}"
+
+    def digest(self) -> str:
+        """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
