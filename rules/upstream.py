@@ -80,6 +80,7 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
 
     git = _git()
     dest = Path(dest)
+    asked = url
     if Path(url).exists():
         url = str(Path(url).resolve())
     if (dest / ".git").is_dir():
@@ -111,6 +112,7 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
                 shutil.rmtree(tmp, ignore_errors=True)
             repo = git.Repo(dest)
     except git.exc.GitCommandError as exc:
+        _check_local(asked, settings)
         raise UpstreamError(
             f"cannot reach upstream {url!r} (git: {_git_said(exc)}): pass upstream=URL_OR_PATH (e.g. a local "
             f"clone) or change `upstream` in {settings}"
@@ -126,6 +128,23 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
     repo.git.clean("-ffdx")
     write_json(_record(dest), {"url": url, "ref": ref, "commit": commit})
     return commit
+
+
+def _check_local(url: str, settings: str) -> None:
+    """After git failed on ``url``: refuse an ``upstream=`` that is a local path but no git repository, in words
+    that say which (git itself says "repository does not exist" for both a missing folder and a plain one). A URL
+    passes untouched, for the caller's own message.
+    Raises UpstreamError naming the path and the fix."""
+    looks_local = url.startswith(("/", "./", "../", "~")) or (Path(url).exists() and "://" not in url)
+    if not looks_local:
+        return
+    path = Path(url).expanduser()
+    fix = f"pass upstream=PATH of a clone of the upstream (git clone URL PATH), or change `upstream` in {settings}"
+    if not path.exists():
+        raise UpstreamError(f"upstream {url!r}: no such file or folder: {fix}")
+    if path.is_dir() and not ((path / ".git").exists() or (path / "HEAD").is_file() and (path / "objects").is_dir()):
+        raise UpstreamError(f"upstream {url!r} is a folder but not a git repository (no .git in it, nor a bare "
+                            f"repository's HEAD and objects/): {fix}")
 
 
 LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", "shallow.lock", "FETCH_HEAD.lock",

@@ -375,6 +375,16 @@ def test_gen_with_an_unknown_language_names_the_tier_s_and_that_nothing_ran(lab_
     assert "['" not in said and not (lab_home / ".lab" / "build" / "aider" / "manifest.json").exists()
 
 
+
+@pytest.mark.parametrize("value", ["", ","])
+def test_gen_with_an_empty_langs_selects_nothing_and_says_so(lab_home, value):
+    """`langs=` with no track in it would publish nothing, and so unpublish every task proven so far."""
+    res = run_doit(lab_home, "gen:aider", f"langs={value}", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0, said
+    assert f"langs={value}: name at least one track (for example langs=go,javascript)" in said, said
+    assert not res.executed("prove"), res.ran
+
 def test_run_before_any_gen_refuses_in_one_line_and_says_gen_first(lab_home):
     """A newcomer's `doit run agent=noop` before `doit gen:aider` exited 0 with a report whose one hint was to
     run `doit run agent=noop` again."""

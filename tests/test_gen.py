@@ -215,8 +215,8 @@ def test_unreachable_upstream_names_the_setting(tmp_path):
     said = result.stdout + result.stderr
     assert result.code != 0
     # one line: what git said, the fix, that nothing was pulled; not doit's TaskFailed head or git's raw stderr
-    assert (f"pull:aider: cannot reach upstream '{tmp_path / 'does-not-exist'}' (git: repository "
-            f"'{tmp_path / 'does-not-exist'}' does not exist): pass upstream=URL_OR_PATH") in said, said
+    assert (f"pull:aider: upstream '{tmp_path / 'does-not-exist'}': no such file or folder: pass upstream=PATH of a "
+            "clone of the upstream") in said, said
     assert "nothing was pulled" in said and "TaskFailed" not in said and "stderr:" not in said, said
 
 

@@ -96,3 +96,22 @@ def test_an_unreachable_upstream_with_a_branch_ref_uses_the_last_fetched_commit_
     assert len(notes) == 1 and "unreachable" in notes[0] and sha[:12] in notes[0] and "\n" not in notes[0]
     with pytest.raises(UpstreamError):  # a ref never fetched is still an error
         checkout(str(up), "no-such-branch", dest, notes=notes)
+
+
+def test_a_local_upstream_that_is_a_plain_folder_is_refused_as_no_git_repository(tmp_path):
+    """git says "repository does not exist" for a folder that exists: lab says which it is, and the fix."""
+    plain = tmp_path / "plain"
+    (plain / "python").mkdir(parents=True)
+    with pytest.raises(UpstreamError) as err:
+        checkout(str(plain), "main", tmp_path / "state" / "upstream" / "aider")
+    said = str(err.value)
+    assert f"upstream {str(plain)!r} is a folder but not a git repository" in said and "git clone" in said, said
+    assert not (tmp_path / "state" / "upstream" / "aider").exists()
+
+
+def test_a_bare_local_upstream_is_taken(tmp_path):
+    up = make_upstream(tmp_path / "upstream", only=["python/hello"])
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(up), str(bare)], check=True)
+    sha = git(up, "rev-parse", "HEAD").strip()
+    assert checkout(str(bare), sha, tmp_path / "dest") == sha

@@ -81,7 +81,10 @@ class AiderTier(Tier):
         from rules.tiers.aider import exercises as aider
 
         langs = var("langs")
-        languages = [x.strip() for x in langs.split(",") if x.strip()] if langs else list(suite.languages)
+        languages = [x.strip() for x in langs.split(",") if x.strip()] if langs is not None else list(suite.languages)
+        if not languages:  # `langs=` with nothing in it selects nothing, which would unpublish every task
+            raise SystemExit(f"langs={langs}: name at least one track (for example langs={','.join(suite.languages[:2])}),"
+                             " or leave langs= out for all of them; nothing was proven or run")
         raw = var("limit", suite.sample)
         try:
             limit = None if flag(var, "all") else int(raw)
