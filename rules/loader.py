@@ -32,6 +32,9 @@ class Reporter(ExecutedOnlyReporter):
 
     desc = "console, without up-to-date tasks; lab's refusals as their one line"
 
+    def __init__(self, outstream, options):
+        super().__init__(PipeSafe(outstream), options)
+
     def execute_task(self, task):
         if not (task.meta or {}).get("quiet"):
             super().execute_task(task)
@@ -78,6 +81,8 @@ class LabLoader(DodoTaskLoader):
         # sys.argv only for what doit drops: a variable given twice, and the command line quoted in the lock
         command = cli.Command(cmd.name, tuple(pos_args), variables, cmd.execute_tasks)
         cli.start(command, sys.argv[1:])
+        if cmd.execute_tasks:
+            sys.stdout = PipeSafe(sys.stdout)
         if cmd.execute_tasks and cmd.dep_manager.name == ":memory:" and not cli.serves_only(command):
             _database_on_disk(cmd, self._dep_file)
         if cli.serves_only(command):
@@ -85,6 +90,43 @@ class LabLoader(DodoTaskLoader):
             # of jobs=N, the interrupt hit doit's wait for results and printed its traceback)
             self._params["num_process"] = 0
         return super().load_tasks(cmd, pos_args)
+
+
+class PipeSafe:
+    """Standard output that survives its reader going away (``doit run agent=x | head``): the first write or
+    flush that meets a closed pipe points file descriptor 1 at /dev/null, so the command finishes its work
+    (trials, the report's files) and exits as it would have, instead of dying on ``BrokenPipeError`` in
+    whatever printed next. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _gone(self) -> None:
+        import os
+
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self._stream.fileno())
+        except (OSError, ValueError):  # not a real file: nothing more will reach it anyway
+            pass
+        finally:
+            os.close(null)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _database_on_disk(cmd, dep_file: str) -> None:

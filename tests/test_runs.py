@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import run_doit  # noqa: E402
+from conftest import PROJECT, run_doit  # noqa: E402
 from test_trial import GOOD, WRONG, lab_containers, make_tier  # noqa: E402
 
 docker = pytest.mark.docker
@@ -375,6 +375,24 @@ def test_a_run_whose_every_trial_is_an_error_exits_non_zero_with_one_line(home):
     ok = run_doit(home, "run", "agent=noop", "jobs=1", "tries=1", timeout=900)
     assert ok.code == 0 and "FAILED" not in ok.stdout + ok.stderr, ok.stdout[-3000:] + ok.stderr[-3000:]
 
+
+
+@docker
+def test_a_run_piped_into_a_reader_that_stops_early_finishes_its_work_quietly(home):
+    """`doit run agent=noop | head -1`: the reader goes away after one line; lab finishes the trials and the
+    report and exits 0, with no BrokenPipeError traceback (a newcomer's finding)."""
+    report = home / "evals" / "aider" / "report.md"
+    report.unlink(missing_ok=True)
+    env = {**os.environ, "LAB_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "run", "agent=noop",
+                             "jobs=1", "tries=1", "repeat=2"], cwd=PROJECT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # what `head -1` does
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()[-3000:]
+    assert report.is_file(), "the report is written all the same"
 
 @docker
 def test_an_equality_that_says_yes_is_tampered_and_carries_a_suspicion_flag_in_the_record_and_the_report(home):
