@@ -765,11 +765,11 @@ def _regrade(tier: str, agent: str | None):
     from rules.sandbox import SandboxError
 
     if not agent:
-        return TaskFailed("regrade needs agent=NAME (the agent whose stored trials are graded again)")
+        return Refused("regrade needs agent=NAME (the agent whose stored trials are graded again)")
     try:
         print(tiers.get(tier).regrade(agent))
     except (ConfigError, SandboxError) as exc:
-        return TaskFailed(str(exc))
+        return Refused(f"regrade: {exc}")
     return None
 
 

@@ -24,3 +24,16 @@ def test_a_switch_takes_yes_or_no_words_and_refuses_anything_else():
     assert flag(var, "all") and not flag(var, "strict") and not flag(var, "x") and not flag(var, "unset")
     with pytest.raises(SystemExit, match=r"reprove=2: give 1 \(or true, yes, on\) or 0 \(or false, no, off\)"):
         flag(var, "reprove")
+
+
+@pytest.mark.parametrize("args, line", [
+    ((), "regrade needs agent=NAME (the agent whose stored trials are graded again)"),
+    (("agent=nosuch",), "regrade: no stored trials of agent 'nosuch' in "),
+])
+def test_regrade_without_trials_to_grade_says_so_in_one_line_without_doit_s_head(lab_home, args, line):
+    from conftest import run_doit
+
+    res = run_doit(lab_home, "regrade", *args, timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0 and line in said, said
+    assert "TaskFailed" not in said, said
