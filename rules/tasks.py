@@ -116,6 +116,9 @@ def _pull(tier: str, url: str, ref: str):
         return Refused(f"pull:{tier}: {exc}; nothing was pulled")
     for note in notes:  # offline: the last fetched commit of a branch or tag, said in one line
         print(f"{tier}: {note}", file=sys.stderr)
+    problem = tiers.get(tier).upstream_problem(suite, suite.checkout_dir)
+    if problem:  # not remembered: the next command without upstream= goes back to the one that worked
+        return Refused(f"pull:{tier}: {problem}; it is not remembered for later commands")
     # remembered only once it worked, for later commands without upstream=/ref=
     write_json(STATE / "upstream" / f"{tier}.json", {"upstream": url, "ref": ref}, only_if_changed=True)
     print(f"{tier}: {url} at {commit}")

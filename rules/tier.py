@@ -196,6 +196,11 @@ class Tier:
     def render(self, suite: Suite, spec: TaskSpec):
         raise NotImplementedError
 
+    def upstream_problem(self, suite: Suite, checkout: Path) -> str | None:
+        """Why the pulled ``checkout`` is not this tier's upstream (one line naming the fix), or None. A pull
+        whose checkout has a problem is not remembered for later commands."""
+        return None
+
     def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
         return []
 

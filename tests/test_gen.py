@@ -238,6 +238,7 @@ def test_an_upstream_without_exercises_is_refused_and_unpublishes_nothing(tmp_pa
     result = run_doit(home, "gen:aider")
     said = result.stdout + result.stderr
     assert result.code != 0, said
-    assert "holds no exercise of the tracks go,javascript,python,rust" in said and "nothing was proven or published" \
-        in said and "Traceback" not in said, said
+    assert "holds no exercise of the tracks go,javascript,python,rust" in said and "not remembered for later " \
+        "commands" in said and "Traceback" not in said and "TaskFailed" not in said, said
     assert manifest.read_text() == '{"format": 1, "tasks": []}\n'
+    assert not (home / ".lab" / "upstream" / "aider.json").exists(), "a wrong upstream is not remembered"

@@ -99,9 +99,7 @@ class AiderTier(Tier):
                              " nothing was proven or run")
         everything = aider.discover(suite.checkout_dir, suite.languages)
         if not everything:  # publishing nothing would unpublish every task proven so far
-            raise Rejected(f"the upstream checkout {suite.checkout_dir} holds no exercise of the tracks "
-                           f"{','.join(suite.languages)} (<track>/exercises/practice/<slug>/.meta/config.json): is it "
-                           f"the polyglot benchmark? Pass upstream=URL_OR_PATH of one; nothing was proven or published")
+            raise Rejected(self.upstream_problem(suite, suite.checkout_dir) + "; nothing was proven or published")
         chosen = aider.select([e for e in everything if e.track in languages], limit)
         stamp = images.stamp_path("grader")
         specs = [TaskSpec(name=ex.task, groups=dict(zip(self.groups, (ex.track, ex.slug))),
@@ -109,6 +107,16 @@ class AiderTier(Tier):
                           settings={"format": TASK_FORMAT}, image=images.GRADER, image_stamp=stamp,
                           source=ex) for ex in chosen]
         return Selection([e.task for e in everything], specs, {"languages": languages, "limit": limit})
+
+    def upstream_problem(self, suite: Suite, checkout: Path) -> str | None:
+        """A checkout with no exercise of the suite's tracks is not the polyglot benchmark."""
+        from rules.tiers.aider import exercises as aider
+
+        if aider.discover(checkout, suite.languages):
+            return None
+        return (f"the upstream checkout {checkout} holds no exercise of the tracks {','.join(suite.languages)} "
+                f"(<track>/exercises/practice/<slug>/.meta/config.json): is it the polyglot benchmark? Pass "
+                f"upstream=URL_OR_PATH of one")
 
     def render(self, suite: Suite, spec: TaskSpec):
         from rules.tiers.aider import exercises as aider
