@@ -18,6 +18,7 @@ a forged report; ``fail`` otherwise, with evidence.
 """
 from __future__ import annotations
 
+import re
 import secrets
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -193,6 +194,12 @@ def decide(tests: dict[str, str], expected: list[str] | None, canaries: Canaries
         counted = sorted(i for i, s in real.items() if s != reports.SKIPPED)
     else:
         counted = sorted(expected)
+        twice = _reported_again(real, set(expected))
+        for test_id in twice:  # a twin registered by the graded code may carry the pass: neither counts
+            real[test_id] = reports.FAILED
+        if twice:
+            evidence.append(f"{len(twice)} expected test(s) reported more than once, counted failed (the reference's "
+                            f"run reported each once): {_named(twice)}")
     ok = [i for i in counted if real.get(i) == reports.PASSED]
     missing = [i for i in counted if i not in real]
     bad = [i for i in counted if i in real and real[i] != reports.PASSED]
@@ -221,6 +228,21 @@ def decide(tests: dict[str, str], expected: list[str] | None, canaries: Canaries
     if runner_exit not in (0, None) and not evidence and not canaries:  # with canaries it always fails
         evidence.append(f"the test runner exited with status {runner_exit}")
     return ("pass" if not evidence else "fail"), evidence, len(counted), len(ok)
+
+
+NUMBERED = re.compile(r"^(.*) #\d+$")
+
+
+def _reported_again(tests: dict[str, str], expected: set[str]) -> list[str]:
+    """The expected ids that ``tests`` also holds numbered (``<id> #2``, the parsers' mark for a second test of
+    the same name, ``rules.reports._Numbering``) where the reference's run held no such number: a test of the
+    same name added by the graded code, which jest, for one, lists first."""
+    out = set()
+    for test_id in tests:
+        m = NUMBERED.match(test_id)
+        if m and m.group(1) in expected and test_id not in expected:
+            out.add(m.group(1))
+    return sorted(out)
 
 
 def _canaries_forged(tests: dict[str, str], canaries: Canaries, found: dict[str, list[str]]) -> list[str]:

@@ -75,6 +75,9 @@ FORGED = [
     ("cpp", "bob.cpp", "namespace Catch { int hooked; }\n", "framework"),
     ("cpp", "bob.cpp", "#include <fstream>\nstd::ifstream t(\"bob_test.cpp\");\n", "files"),
     ("cpp", "bob.cpp", "__attribute__((constructor)) static void early() {}\n", "exit-hook"),
+    # red team 3: an equality assigned a set's membership test; a Proxy that answers jest's asymmetricMatch
+    ("python", "bob.py", "class W(str):\n    __eq__ = frozenset({'Fine.'}).__contains__\n", "eq-always"),
+    ("javascript", "bob.js", "export const hey = () => new Proxy({}, { get: () => () => true });\n", "realm"),
 ]
 
 

@@ -123,3 +123,19 @@ def test_symlinked_reports_are_never_followed(tmp_path):
 def test_scrub_removes_every_line_naming_a_canary():
     text = "ok line\nFAILED t::test_KFAIL0000001 - boom\nE  'kpass0000001' != 'x'\nlast\n"
     assert reports.scrub(text, list(CANARIES)) == "ok line\nlast\n"
+
+
+
+def test_an_expected_test_reported_twice_is_failed_whichever_copy_passed():
+    """jest numbers a second test of the same name `` #2`` and lists a root-level twin that the solution
+    registers at import first: the twin's pass must not stand for the real test (red team 3)."""
+    tests = {**{t: "passed" for t in EXPECTED}, "t::two #2": "failed", **HONEST_CANARIES}
+    v, evidence, ran, ok = verdict(tests)
+    assert (v, ran, ok) == ("fail", 3, 2), evidence
+    assert "reported more than once" in evidence[0] and "t::two" in evidence[0]
+
+
+def test_a_name_the_reference_s_run_also_reported_twice_is_not_a_twin():
+    expected = EXPECTED + ["t::two #2"]
+    tests = {**{t: "passed" for t in expected}, **HONEST_CANARIES}
+    assert verdict(tests, expected=expected)[0] == "pass"

@@ -63,7 +63,9 @@ PYTHON = ANY + shared() + (
       path=r"(^|/)(conftest\.py|\.?pytest\.ini|setup\.cfg|tox\.ini|pyproject\.toml|sitecustomize\.py|usercustomize\.py"
         r"|\w+\.pth)$"),
     S("eq-always", _EQUALS, PY,
-      line=PY_EQ_ALWAYS.format(values="True|False|1|0") + r"|__(eq|ne)__\s*=\s*lambda\b"),
+      # an equality assigned, not defined (a lambda, a bound method such as a set's ``__contains__``): it answers
+      # by whatever that callable says, which no reference needs
+      line=PY_EQ_ALWAYS.format(values="True|False|1|0") + r"|\b__(eq|ne)__\s*=(?!=)"),
     # setting, not reading: an honest solution may look an operator up by name (getattr(operator, op)); a name
     # glued in place for a getattr is a string-built-name flag
     S("dynamic-attribute", "sets or deletes an attribute of what is not its own (self, cls)", PY,
@@ -196,7 +198,9 @@ JAVASCRIPT = ANY + (
       # (``global`` not followed by a word: a comment's "global state" is prose; ``.constructor.name`` names a class)
       line=r"\bglobal\b(?![ \t]+[A-Za-z])|\bgetOwnProperty(Symbols|Names|Descriptors?)\b|\bReflect\s*\.\s*ownKeys\b"
         r"|\.\s*constructor\b(?!\s*\.\s*name\b)|\[\s*(['\"`])constructor\1\s*\]|\bFunction\s*\(|\bnew\s+Function\b"
-        r"|(['\"`])\s*return\s+this\b|\beval\b"),
+        r"|(['\"`])\s*return\s+this\b|\beval\b"
+        # a Proxy answers any property by name (jest asks a received value for ``asymmetricMatch``)
+        r"|\bProxy\b"),
     # a property or module name glued from string pieces at run time (['asym', 'metric', 'Match'].join(''),
     # 'pro' + 'cess', 'ssecorp'.split('').reverse(), String.fromCharCode(112, ...)): honest code names what it uses
     S("string-built-name", "reaches a property or a module by a name built at run time", JS,
