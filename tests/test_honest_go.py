@@ -191,9 +191,9 @@ PLANTER = go('\t"fmt"\n\t"os"', '''\
 
 
 def test_a_planted_build_result_never_reaches_a_later_grading(proven):
-    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own folder, which dies with the
-    grading; the cache's entries (its subfolders: the image's, through links) and the shared /cache (mounted
-    read-only, as in a trial's grading) refuse writes."""
+    """Issue 6, part 2, item 5: the build cache a grading's code can write is its own folder (subfolders
+    included: links to the image's entries beside room for new ones), which dies with the grading; the image's
+    cache and the shared /cache (mounted read-only, as in a trial's grading) refuse writes."""
     from rules.grade import grade
     from rules.worktree import lay_work_tree
 
@@ -208,6 +208,6 @@ def test_a_planted_build_result_never_reaches_a_later_grading(proven):
         assert g.verdict == "fail", g.output[-2000:]
         outputs.append(g.output)
     assert "PLANTED /tmp/lab-gocache\n" in outputs[0], outputs[0][-2000:]
-    assert "REFUSED /tmp/lab-gocache/00" in outputs[0], outputs[0][-2000:]
+    assert "PLANTED /tmp/lab-gocache/00" in outputs[0], outputs[0][-2000:]
     assert "REFUSED /opt/lab/go/cache" in outputs[0] and "REFUSED /cache" in outputs[0], outputs[0][-2000:]
     assert "FOUND" not in outputs[1] and "PLANTED /tmp/lab-gocache" in outputs[1]

@@ -89,7 +89,7 @@ def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_
 def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path):
     check = _check(_go(tmp_path))
     assert "GOPROXY=off" in check and "GOTOOLCHAIN=local" in check and "GOWORK=off" in check
-    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -R /opt/lab/go/cache-links "$GOCACHE"' in check
+    assert "GOCACHE=/tmp/lab-gocache" in check and 'as_tester cp -Rs /opt/lab/go/cache "$GOCACHE"' in check
     # the report: opened by root in $out made root's, so only go test writes it (through the descriptor it gets)
     assert re.search(r'chown 0:0 "\$out" && chmod 755 "\$out" \|\| finish 3\nas_tester timeout --signal=KILL \d+ '
                      r'go test -count=1 -json \. > "\$out/go-test.json" 2> /tmp/lab-go-test.err\n', check)
