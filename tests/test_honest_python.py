@@ -240,3 +240,26 @@ def test_a_proof_grades_reference_and_stub_in_one_container_apart(proven):
     ref, st = grade_proof(base / "task", first, stub, image=image, limits=limits)
     assert ref.verdict == "pass" and st.verdict == "fail" and st.ran == len(proof["tests"]), st.evidence
     assert (base / "pair-logs" / "reference.log").read_text() != (base / "pair-logs" / "stub.log").read_text()
+
+
+# A package named as the test module: Python imports it in place of hello_test.py. It sets __file__ to the test
+# file's path (pytest's mismatch check), runs the real file and hands pytest its test class with every test emptied.
+SHADOW_PACKAGE = '''
+import os, runpy
+__file__ = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hello_test.py")
+_real = runpy.run_path(__file__)
+for _name, _value in list(_real.items()):
+    if isinstance(_value, type) and _name.endswith("Test"):
+        for _attr in list(vars(_value)):
+            if _attr.startswith("test"):
+                setattr(_value, _attr, lambda self: None)
+    globals()[_name] = _value
+'''
+
+
+def test_a_package_named_as_the_test_module_is_removed_before_pytest_imports_it(proven):
+    """Red team 3: a folder ``hello_test/`` (a package wins over ``hello_test.py``) stood in for the tests."""
+    g = kit_grade_solution(proven, "shadow-package", "hello.py", "def double(number):\n    return 0\n",
+                           extra={"hello_test/__init__.py": SHADOW_PACKAGE})
+    # the real tests ran: the two whose input is not 0 fail
+    assert g.verdict == "fail" and g.passed_tests == 1, (g.evidence, g.output[-2000:])
