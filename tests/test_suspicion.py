@@ -78,6 +78,8 @@ FORGED = [
     # red team 3: an equality assigned a set's membership test; a Proxy that answers jest's asymmetricMatch
     ("python", "bob.py", "class W(str):\n    __eq__ = frozenset({'Fine.'}).__contains__\n", "eq-always"),
     ("javascript", "bob.js", "export const hey = () => new Proxy({}, { get: () => () => true });\n", "realm"),
+    ("rust", "src/lib.rs", "use std::fs::OpenOptions;\nfn f(p: &str) { let _ = OpenOptions::new().write(true).open(p); }\n",
+     "files"),
 ]
 
 
