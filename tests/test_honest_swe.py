@@ -445,6 +445,15 @@ DIST = {"evil-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: evil\nVersi
 PASSING_TESTS = "def test_add():\n    pass\n\n\ndef test_mul():\n    pass\n"
 
 # name: (files to write (path -> text or bytes), symlinks (path -> target), paths to remove, the verdict expected)
+SHADOW_TESTS = textwrap.dedent('''\
+    import os, runpy
+    __file__ = __path__[0] + ".py"
+    for _name, _value in runpy.run_path(__file__).items():
+        if _name in ("test_add", "test_mul"):
+            _value = lambda: None
+        globals()[_name] = _value
+    ''')
+
 ATTACKS = {
     "report-rewritten-at-exit": ({"calc/__init__.py": WRONG + FORGE_AT_EXIT}, {}, [], "tampered"),
     "runner-internals-patched": ({"calc/__init__.py": RUNNER_PATCHED}, {}, [], "tampered"),
@@ -476,6 +485,9 @@ ATTACKS = {
                        None),
     # a second report beside pytest's claiming the tests passed: the worst outcome of a test counts
     "extra-report-file": ({"calc/__init__.py": EXTRA_REPORT}, {}, [], "fail"),
+    # a package named as the held-out test module, imported in its place: it runs the real file and empties every
+    # test but the canary-like ones (red team 3); check.sh removes the folder, so the real tests run
+    "test-module-shadowed": ({"tests/test_calc/__init__.py": SHADOW_TESTS}, {}, [], "fail"),
     # odd file names (not UTF-8, a newline) and binary files in the work tree
     "odd-names-and-binary": ({b"calc/\xffodd.py": b"x = 1\n", "calc/new\nline.py": "y = 2\n",
                               "calc/blob.bin": bytes(range(256)) * 64}, {}, [], "fail"),

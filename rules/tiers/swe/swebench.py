@@ -337,6 +337,14 @@ def dataset_path(suite: Suite, var: Callable = lambda name, default=None: defaul
 
 # ---- rendering ----
 
+def shadow_dirs(test_files: list[str], base_files: set[str]) -> list[str]:
+    """The folders that would stand in for the Python test modules ``test_files`` (``tests/test_x/`` for
+    ``tests/test_x.py``: Python's path finder takes a package before a module of its name) and that the base
+    commit does not have (``base_files``: its file paths): check.sh removes them before the tests run."""
+    return [p[:-3] for p in test_files
+            if p.endswith(".py") and not any(b.startswith(p[:-3] + "/") for b in base_files)]
+
+
 def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
     """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.tiers.aider.exercises.Rendered``:
     task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
@@ -389,6 +397,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         task=inst.id, repo=inst.repo, repo_version=inst.version, date=date, problem_statement=inst.problem_statement,
         settings_files=[inifile] if inifile else [], inifile=inifile, test_patch_files=touched,
         test_patch_base_files=[p for p in touched if p in base_files], test_files=files,
+        shadow_dirs=shadow_dirs(sorted(set(touched) | set(files)), base_files),
         prepare=[line.format(version=inst.version, major=major, minor=minor) for line in env.prepare],
         pythonpath="" if not env.pythonpath else "/work" if env.pythonpath == "." else f"/work/{env.pythonpath}",
         test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout,
