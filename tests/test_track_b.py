@@ -70,11 +70,11 @@ def test_go_reference_maps_onto_the_solution_not_the_editor_test_file(tmp_path):
 
 def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_path):
     check = _check(_go(tmp_path))
-    removal = check.index("rm -f -- *_test.go")
+    removal = check.index("rm -rf -- *_test.go")
     assert removal < check.index('"$task/workspace/"leap_test.go') and removal < check.index("cases_test.go")
     assert "rm -rf vendor go.work" in check
-    # the block removes every name ending in _test.go at the top (hidden ones and odd names too), as
-    # `find . -maxdepth 1 -name '*_test.go' -exec rm -f {} +` did, and nothing else
+    # the block removes every name ending in _test.go at the top (hidden ones, odd names and folders too: the canary
+    # writer met a folder cases_test.go in place of a test file, red team 3), and nothing else
     block = check[check.index("# 1. Lay back"):check.index("rm -rf vendor go.work")]
     tree = tmp_path / "tree"
     (tree / "sub").mkdir(parents=True)
@@ -83,7 +83,7 @@ def test_go_check_removes_added_test_files_before_laying_back_the_tasks_own(tmp_
     (tree / "dir_test.go").mkdir()
     subprocess.run(["bash", "-c", block], cwd=tree, check=False)
     left = sorted(str(p.relative_to(tree)) for p in tree.rglob("*"))
-    assert left == ["dir_test.go", "leap.go", "sub", "sub/deep_test.go"]
+    assert left == ["leap.go", "sub", "sub/deep_test.go"]
 
 
 def test_go_check_runs_offline_as_the_tester_with_a_private_build_cache(tmp_path):
