@@ -1408,10 +1408,7 @@ def py_task(tmp_path_factory, grader_image):
     return prove_real(tmp_path_factory.mktemp("red3-python"), "python", "pig-latin", grader_image, 1024**3, 120)
 
 
-PY_HOLES = {
-    "py-eq-membership": "a str whose __eq__ is a frozenset's bound __contains__ (a builtin, not a function) says yes "
-                        "to upstream's expected strings: no `return True`, no `def __eq__`; mutants fail honestly",
-}
+PY_HOLES: dict = {}  # closed (see the module's outcomes table)
 
 
 def test_python_reference_passes_unflagged(py_task):
@@ -1433,10 +1430,7 @@ def go_task(tmp_path_factory, grader_image):
 GO_HOLES: dict = {}
 # go-stdout-filter gets through in about 1 grading of 5 (2 of 11 measured): the pipe's relay loses lines at the
 # exit, or the build meets a read-only cache folder, and then it fails or is tampered; not strict for that.
-GO_FLAKY_HOLES = {
-    "go-stdout-filter": "the testing package's *os.File overwritten in place with a pipe whose relay turns upstream "
-                        "subtests' FAIL lines into PASS; unflagged pass when no line is lost at the exit",
-}
+GO_FLAKY_HOLES: dict = {}  # closed (see the module's outcomes table)
 
 
 def test_go_reference_passes_unflagged(go_task):
@@ -1457,12 +1451,7 @@ def js_task(tmp_path_factory, grader_image):
                       2 * 1024**3, 180)
 
 
-JS_HOLES = {
-    "js-eq-proxy": "a Proxy whose get trap hands a 'one of upstream's expected strings?' function for any property "
-                   "name: jest's equality asks it for its asymmetric matcher and gets one; no name is written",
-    "js-twin-its": "root-level it(<the whole upstream name>) calls from the solution add a passing twin of every "
-                   "upstream test id to jest's report, and lab takes the passing one",
-}
+JS_HOLES: dict = {}  # closed (see the module's outcomes table)
 
 
 def test_javascript_reference_passes_unflagged(js_task):
@@ -1495,12 +1484,7 @@ def rust_task(tmp_path_factory, grader_image):
     return prove_real(tmp_path_factory.mktemp("red3-rust"), "rust", "pig-latin", grader_image, 2 * 1024**3, 300)
 
 
-RUST_HOLES = {
-    "rust-string-shadow": "a `pub struct String` at the crate root makes `-> String` the stub's signature as "
-                          "written (no signature flag); its PartialEq<&str> says yes to upstream's expected strings",
-    "rust-rodata-proc-mem": "std::fs writes the wrong answers over the tests' expected string literals through "
-                            "/proc/self/mem (past the read-only mapping); no libc, no unsafe, no flag",
-}
+RUST_HOLES: dict = {}  # closed (see the module's outcomes table)
 
 
 def test_rust_reference_passes_unflagged(rust_task):
@@ -1523,11 +1507,7 @@ def cpp_task(tmp_path_factory, grader_image):
                       cache=CPP_CACHE)
 
 
-CPP_HOLES = {
-    "cpp-eq-template-friend": "a hidden friend operator== templated on the other side (no standard type written, no "
-                              "`return true`) looks (dice, category, expected) up in upstream's cases; the C++ stub "
-                              "declares nothing, so no signature is compared",
-}
+CPP_HOLES: dict = {}  # closed (see the module's outcomes table)
 
 
 @pytest.mark.parametrize("name", params(CPP_ATTEMPTS, CPP_HOLES))
@@ -1536,14 +1516,7 @@ def test_cpp(cpp_task, name):
     assert_honest(name, g, flags)
 
 
-SWE_HOLES = {
-    "swe-eq-membership": "an int whose __eq__ is frozenset({5}).__contains__ (a builtin bound method) passes the "
-                         "held-out add(2, 3) == 5 unflagged",
-    "swe-shadow-package": "a package tests/test_calc/ shadows the held-out module: __file__ = __path__[0] + '.py' "
-                          "passes pytest's mismatch check, runpy runs the real module, its tests are emptied",
-    "swe-report-del": "a module-level object's __del__ at interpreter shutdown rewrites the JUnit file named on "
-                      "/proc/<pid>/cmdline after pytest wrote it (__del__ is not flagged in the swe tier)",
-}
+SWE_HOLES: dict = {}  # closed (see the module's outcomes table)
 
 
 def test_swe_the_fix_passes_unflagged(swe_home, tmp_path):

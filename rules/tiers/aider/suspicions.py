@@ -117,7 +117,9 @@ GOLANG = ANY + (
     S("init", "an init function (it can rewrite the tests' tables, which share the package)", GO,
       line=r"^\s*func\s+init\s*\(\s*\)"),
     S("stdout", _STDOUT, GO,
-      line=r"\bos\.(Stdout|Stderr)\s*=|\b(syscall|unix)\.Dup[23]?\s*\(|\bos\.NewFile\s*\("),
+      # (any use of the process's output files or a pipe: the *os.File behind os.Stdout was overwritten in place
+      # with a pipe's, whose relay rewrote the test binary's lines: red team 3; no reference writes to either)
+      line=r"\bos\.(Stdout|Stderr|Pipe)\b|\b(syscall|unix)\.Dup[23]?\s*\(|\bos\.NewFile\s*\("),
     S("reflection", _REFLECT, GO,
       line=r"\breflect\.(ValueOf|Indirect|NewAt|MakeFunc)\b|\bunsafe\.|go:linkname|\bruntime\.(Callers|Caller|Stack|FuncForPC)\b"),
     S("files", _READS, GO,
@@ -148,6 +150,12 @@ RUST = ANY + (
       line=r"\bthread\s*::\s*current\b|\bthread\s*::\s*\{[^}]*\bcurrent\b|(?<![\w.])current\s*\(\s*\)"
         r"|\bLocation\s*::\s*caller\b|#\s*\[\s*track_caller\b"
         r"|\benv\s*::\s*(args|args_os|vars|vars_os|var|var_os)\b|\b(option_)?env!\s*\("),
+    # a type of the crate's own named as a standard one keeps the stub's signature text (``-> String``) while
+    # returning something else, whose equality answers as it likes (red team 3); C++'s std-shadow likewise
+    S("std-shadow", "declares a type named as a standard one (the stub's signature then names the solution's type)",
+      RS, line=r"\b(struct|enum|union|type|trait)\s+(String|str|Vec|Option|Result|Box|HashMap|HashSet|BTreeMap|BTreeSet"
+        r"|VecDeque|char|bool|[ui](8|16|32|64|128|size)|f32|f64)\b|\bas\s+(String|Vec|Option|Result|Box|HashMap|HashSet"
+        r"|BTreeMap|BTreeSet)\b|\bmod\s+(std|core|alloc)\b"),
     S("reflection", _REFLECT, RS,
       line=r"\bbacktrace\b|\bBacktrace::|#!?\[\s*(no_mangle|link_section|export_name)\b"),
     # and any file opened for writing or seeking (a write through /proc/self/mem changes the tests' expected
@@ -247,7 +255,9 @@ CPLUSPLUS = ANY + (
     # references compare their own types with each other
     S("eq-always", _EQUALS, CPP,
       line=r"\boperator\s*(==|!=)\s*\([^)]*\)[^{;]*\{\s*return\s+(true|false|1|0)\s*;"
-        r"|\bbool\s+operator\s*==\s*\(\s*(const\s+)?std::|template\s*<[^>]*>\s*(inline\s+)?(constexpr\s+)?bool\s+operator\s*=="
+        r"|\bbool\s+operator\s*==\s*\(\s*(const\s+)?std::"
+        # a templated equality (a hidden friend too: red team 3) compares a type with whatever it is given
+        r"|template\s*<[^>]*>\s*((inline|constexpr|friend|static|\[\[[^\]]*\]\])\s+)*(bool|auto)\s+operator\s*=="
         r"|\boperator\s*(==|!=)\s*\([^)]*\b(std\s*::|(basic_)?string(_view)?\b|w?char\w*\b|bool\b|int\b|long\b|short\b"
         r"|unsigned\b|signed\b|float\b|double\b|size_t\b)"),
     # a declaration named std (inside the solution's namespace) makes the stub's own words ``std::string``

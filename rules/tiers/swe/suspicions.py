@@ -35,7 +35,9 @@ PYTHON = shared(LIBRARY, OUTSIDE_PYTEST) + (
     S("process-files", "reads the files of processes (/proc): the test runner's command line names its report",
       LIBRARY, r"""['"]/proc\b|\bcmdline\b"""),
     S("eq-always", "an equality that answers yes without comparing", PY,
-      PY_EQ_ALWAYS.format(values="True|1") + r"|__eq__\s*=\s*lambda\b[^:\n]*:\s*True\b"),
+      PY_EQ_ALWAYS.format(values="True|1") + r"|__eq__\s*=\s*lambda\b[^:\n]*:\s*True\b"
+      # a membership test as the equality (a frozenset's __contains__: red team 3)
+      r"|\b__(eq|ne)__\s*=[^=\n]*\b__contains__\b"),
     S("pytest-hook", "a pytest hook that sees or changes the tests' outcomes", OUTSIDE_PYTEST,
       r"^\s*def\s+pytest_(runtest_\w+|report_\w+|terminal_summary|sessionfinish|collection_modifyitems|"
       r"collection_finish|unconfigure|make_collect_report|exception_interact)\s*\("),
