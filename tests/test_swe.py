@@ -92,6 +92,43 @@ def test_instance_without_an_environment_is_rejected_with_the_reason(calc):
         swebench.render(insts["lab__calc-1"], None, str(repos))
 
 
+# ---- the repositories folder: each README layout, tried in turn (no Docker) ----
+
+def _init(path: Path, bare: bool = False) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", *(["--bare"] if bare else []), str(path)], check=True)
+    return path
+
+
+@pytest.mark.parametrize("layout, bare", [("sympy", False), ("sympy__sympy", True), ("sympy/sympy", False),
+                                          ("sympy/sympy", True)])
+def test_repositories_folder_takes_each_layout_owner_folder_included(tmp_path, layout, bare):
+    want = _init(tmp_path / layout, bare)
+    assert swebench.repo_dir("sympy/sympy", str(tmp_path)) == want
+
+
+def test_repositories_folder_prefers_the_name_and_skips_folders_that_are_no_repository(tmp_path):
+    (tmp_path / "flask").mkdir()  # a plain folder named like the repository: not a clone
+    want = _init(tmp_path / "pallets" / "flask", bare=True)
+    assert swebench.repo_dir("pallets/flask", str(tmp_path)) == want
+    first = _init(tmp_path / "pallets__flask")
+    assert swebench.repo_dir("pallets/flask", str(tmp_path)) == first  # the second layout before the third
+
+
+def test_repositories_folder_without_a_clone_names_every_path_looked_at_and_the_fix(tmp_path):
+    from rules.upstream import UpstreamError
+
+    (tmp_path / "sympy").mkdir()
+    (tmp_path / "sympy" / "README").write_text("not a clone")
+    with pytest.raises(UpstreamError) as err:
+        swebench.repo_dir("sympy/sympy", str(tmp_path))
+    line = str(err.value)
+    assert "\n" not in line
+    assert f"{tmp_path / 'sympy'} (not a git repository)" in line
+    assert f"{tmp_path / 'sympy__sympy'} (missing)" in line and f"{tmp_path / 'sympy' / 'sympy'} (missing)" in line
+    assert "git clone --bare https://github.com/sympy/sympy" in line
+
+
 # ---- the proof and predictions, through doit, in the real engine ----
 
 @pytest.fixture(scope="module")

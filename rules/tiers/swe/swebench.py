@@ -216,19 +216,31 @@ def slug(repo: str) -> str:
     return repo.replace("/", "__")
 
 
+def repo_candidates(repo: str, repos: str | Path) -> list[Path]:
+    """Where a clone of ``repo`` (owner/name) may be under ``repos``, in the order they are tried:
+    ``<repos>/<name>``, ``<repos>/<owner>__<name>``, ``<repos>/<owner>/<name>``."""
+    owner, name = repo.split("/", 1)
+    root = Path(repos)
+    return [root / name, root / slug(repo), root / owner / name]
+
+
 def repo_dir(repo: str, repos: str | None) -> Path:
-    """The local git repository of ``repo``: under ``repos`` (``<repos>/<name>``, ``<repos>/<owner>__<name>`` or
-    ``<repos>/<owner>/<name>``) when given, else a bare clone from GitHub kept in ``.lab/upstream/swe/``
-    (cloned on first use). Raises UpstreamError."""
-    from rules.upstream import mirror
+    """The local git repository of ``repo``: under ``repos`` the first of ``repo_candidates`` that is a git
+    repository, plain or bare (``<repos>/sympy``, the owner folder of the third layout, is skipped when it holds
+    ``sympy/`` rather than a repository), when given; else a bare clone from GitHub kept in
+    ``.lab/upstream/swe/`` (cloned on first use). Raises UpstreamError: under ``repos``, one line naming every
+    path looked at, what each was, and the fix."""
+    from rules.upstream import UpstreamError, is_repository, mirror
 
     if repos:
-        owner, name = repo.split("/", 1)
-        for cand in (Path(repos) / name, Path(repos) / slug(repo), Path(repos) / owner / name):
-            if cand.exists():
+        tried = []
+        for cand in repo_candidates(repo, repos):
+            if is_repository(cand):
                 return mirror(str(cand), cand)
-        from rules.upstream import UpstreamError
-        raise UpstreamError(f"repos={repos} has no clone of {repo} (looked for {name}, {slug(repo)}, {repo})")
+            tried.append(f"{cand} ({'not a git repository' if cand.exists() else 'missing'})")
+        raise UpstreamError(f"repos={repos} has no clone of {repo}: looked at {', '.join(tried)}; clone it to one of "
+                            f"them (`git clone --bare https://github.com/{repo} {repo_candidates(repo, repos)[1]}`) "
+                            "or give repos= the folder that has it")
     return mirror(f"https://github.com/{repo}.git", STATE / "upstream" / TIER / slug(repo))
 
 
