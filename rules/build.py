@@ -207,8 +207,10 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
         keep = proof.status == "kept" or (proof.status == "free" and not strict)
         if keep:
             record = read_json(build / SYNC_RECORD) or {}
-            synced = {"task": _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof.tests)},
-                                    record.get("task")),
+            extra = {TESTS_FILE: _tests_json(proof.tests)}
+            if proof.task_fields:  # what the proof found that the task's own record must say (Proof.task_fields)
+                extra[TASK_FILE] = _task_json(build / "task" / TASK_FILE, proof.task_fields)
+            synced = {"task": _sync(build / "task", suite.tasks_dir / task, extra, record.get("task")),
                       "answer": _sync(build / "answer", suite.answers_dir / task, None, record.get("answer"))}
             write_json(build / SYNC_RECORD, synced, only_if_changed=True)
             published.add(task)
@@ -240,6 +242,16 @@ def _tests_json(tests: list[str]) -> bytes:
     """A published task's ``tests.json``: the test ids its reference solution passed (``tests``), which every
     grading of the task must see pass (rules.grade.expected_tests)."""
     return (json.dumps({"version": 1, "tests": sorted(tests or [])}, indent=2) + "\n").encode()
+
+
+TASK_FILE = "task.json"
+
+
+def _task_json(staged: Path, fields: dict) -> bytes:
+    """A published task's ``task.json``: the staged one with the proof's ``fields`` laid over it, written as a
+    render writes it (``rules.records.TaskMeta.file``: sorted keys, two-space indent)."""
+    meta = {**(read_json(staged) or {}), **fields}
+    return (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
 
 
 SYNC_RECORD = "published.json"  # in a task's build folder: what its last publish found (see _sync)
@@ -299,6 +311,8 @@ def summary(manifest: dict, selection_vars: tuple[str, ...] = ()) -> str:
         lines.append(f"  outside every selection so far: {sum(outside.values())} tasks not proven (not a failure"
                      + (f"; {how} proves them)" if how else ")"))
     for e in manifest["tasks"]:
+        for note in e.get("notes") or ():
+            lines.append(f"  {e['status']} {e['task']}: {note}")
         if e["status"] == "rejected":
             again = (" (the machine's doing: proved again when its inputs or limits change, or with reprove=1)"
                      if e.get("environmental") else "")

@@ -29,7 +29,7 @@ from rules.cli import whole as _whole
 from rules.config import ROOT, STATE, ConfigError, Suite, lab_settings, load_suite
 from rules.files import read_json, write_json
 from rules.loader import Refused, Reporter
-from rules.tier import flag
+from rules.tier import Rejected, flag
 from rules import tiers
 
 
@@ -785,9 +785,10 @@ def task_regrade():
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
-def _report(tier: str, run: str | None = None):
-    """Write the tier's report; after ``doit run`` (``run``: the run it made) fail with the one loud line when
-    every trial of the run ended in error (``rules.runs.run_failed``), so the command exits non-zero."""
+def _report(tier: str, run: str | None = None, subset=None):
+    """Write the tier's report (``subset``: ``Tier.subset``'s, the report of those tasks alone); after ``doit
+    run`` (``run``: the run it made) fail with the one loud line when every trial of the run ended in error
+    (``rules.runs.run_failed``), so the command exits non-zero."""
     from rules import sandbox
     from rules.publish import write_report
     from rules.runs import run_failed
@@ -797,6 +798,8 @@ def _report(tier: str, run: str | None = None):
     if sandbox.boxes_left():
         sandbox.cleanup()
     write_report(tier)
+    if subset is not None:
+        write_report(tier, subset=subset)
     failed = run_failed(run, load_suite(tier).runs_dir / run, _published(tier)) if run else None
     return Refused(failed) if failed else None
 
@@ -814,19 +817,29 @@ def task_report():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     agent = get_var("agent")
-    task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
-            "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
-    if agent == "":
+    try:
+        subset = tiers.get(tier).subset(load_suite(tier), get_var) if get_var("subset") else None
+        if get_var("subset") and subset is None:
+            subset = Rejected(f"subset={get_var('subset')}: the {tier} tier has no subsets (suite=swe has "
+                              "subset=verified)")
+    except Rejected as exc:
+        subset = exc
+    task = {"actions": [(_report, [tier, None, subset])], "uptodate": [False], "verbosity": 2,
+            "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first; subset=NAME "
+                   "also report.<subset>.*)"}
+    if isinstance(subset, Rejected):
+        task["actions"] = [(_fail, [f"{subset}; nothing was run"])]
+    elif agent == "":
         task["actions"] = [(_fail, ["agent=: give the name of an agent in evals/agents.toml (agent=noop); nothing "
                                     "was run"])]
     elif agent or get_var("agents"):
-        task.update(_report_run(tier, agent))
+        task.update(_report_run(tier, agent, subset))
     if task["actions"] and task["actions"][0][0] is _fail:
         task["meta"] = {"quiet": True}  # the refusal's one line is all it prints
     return task
 
 
-def _report_run(tier: str, agent: str | None) -> dict:
+def _report_run(tier: str, agent: str | None, subset=None) -> dict:
     """What ``doit run agent=NAME`` adds to the report task: the run's ``eval:`` task as its task_dep, or the
     one line that says why nothing runs (agents.toml, a variable that chooses what gen publishes, the agent)."""
     the_tier = tiers.get(tier)
@@ -844,7 +857,7 @@ def _report_run(tier: str, agent: str | None) -> dict:
         if not ctx.tasks:  # after the agent's own problem: a broken table is worth fixing before the gen
             return {"actions": [(_fail, [f"no published tasks in {ctx.suite.manifest_path.relative_to(ROOT)}: run "
                                          f"`doit gen:{tier}` first, which proves and publishes them; nothing was run"])]}
-        return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run])]}
+        return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run, subset])]}
     except ConfigError as exc:
         # `doit run agent=X` runs the report task: the message says what was asked, not "report"
         return {"actions": [(_fail, [str(exc)])]}

@@ -239,6 +239,12 @@ class Tier:
         ``meta``): evidence beside the scan's, no verdict depends on it; [] checks nothing."""
         return []
 
+    def subset(self, suite: Suite, var: Callable[..., Any]) -> tuple[str, frozenset[str]] | None:
+        """The subset of the tier's tasks this command asks for, as ``(name, task names)`` (the report then covers
+        only those, written as ``report.<name>.*``), or None: every task. Raises Rejected with one line when the
+        subset cannot be read."""
+        return None
+
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """``judge(result, task_dir, agent, trial_dir) -> bool``: True when a stored trial result no longer
         counts (the report shows it as stale); ``agent`` is the run's current definition or None."""

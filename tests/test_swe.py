@@ -151,11 +151,14 @@ def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(sw
     status = {t["task"]: t for t in manifest["tasks"]}
     assert status["lab__calc-1"]["status"] == "kept"
     assert status["lab__calc-2"]["status"] == "rejected"
-    assert "FAIL_TO_PASS test(s) pass" in status["lab__calc-2"]["reason"]
+    assert "every FAIL_TO_PASS test passes already" in status["lab__calc-2"]["reason"]
     assert "tests/test_calc.py::test_mul" in status["lab__calc-2"]["reason"]
     proof = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "proof.json").read_text())
     assert proof["tests"] == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]
     assert proof["before"] == {"fail_to_pass_passed": [], "pass_to_pass_failed": [], "completed": True}
+    # the gold patch ran three times, all alike: nothing flaky, nothing noted
+    assert [r["verdict"] for r in proof["gold_runs"]] == ["pass"] * 3 and "notes" not in proof
+    assert "flaky" not in json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "task.json").read_text())
     assert proof["stub"]["evidence"] == ["1 test(s) did not pass: tests.test_calc::test_add"]
     tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "tests.json").read_text())
     assert tests["tests"] == proof["tests"]
@@ -163,6 +166,23 @@ def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(sw
     # nothing changed: a second gen redoes no work
     again = run_doit(home, "gen:swe")
     assert again.code == 0 and not again.executed("prove:") and not again.executed("env:"), again.stdout
+
+
+@pytest.mark.docker
+def test_fail_to_pass_test_passing_at_base_is_kept_and_noted_in_task_json_and_gen_output(tmp_path):
+    make_calc(tmp_path / "src")
+    home = tmp_path / "home"
+    write_swe_suite(home, tmp_path / "src")
+    res = run_doit(home, "gen:swe", "instances=lab__calc-3", "jobs=1")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    entry = {t["task"]: t for t in json.loads((home / "evals" / "swe" / "manifest.json").read_text())["tasks"]}
+    assert entry["lab__calc-3"]["status"] == "kept" and entry["lab__calc-3"]["published"]
+    meta = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-3" / "task.json").read_text())
+    assert meta["passed_at_base"] == ["tests/test_calc.py::test_mul"] and "flaky" not in meta
+    tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-3" / "tests.json").read_text())["tests"]
+    assert tests == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]  # still expected after the fix
+    said = res.stdout + res.stderr
+    assert "kept lab__calc-3: FAIL_TO_PASS test(s) already pass at base" in said, said[-2000:]
 
 
 def _evaluate(home: Path, predictions: str) -> dict:

@@ -33,7 +33,9 @@ class SweTier(Tier):
     groups = swebench.GROUPS
     profile = PROFILE
     selection_vars = ("instances", "limit", "all")
-    variables = ("pythons",)  # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship
+    # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship; subset=verified: the instances
+    # also in SWE-bench Verified (gen and report), their ids read from verified=PATH or the installed package
+    variables = ("pythons", "subset", "verified")
 
     def tasks(self, suite: Suite, var: Callable) -> Selection:
         from rules import images
@@ -49,6 +51,14 @@ class SweTier(Tier):
             ids = list(data)
         else:
             ids = [i for i in suite.table.get("instances", []) if i in data]
+        subset = self.subset(suite, var)
+        if subset is not None:
+            name, members = subset
+            outside = [i for i in ids if i not in members]
+            if raw_ids and outside:
+                raise Rejected(f"instances=: not in subset={name}: {', '.join(outside[:5])}; leave them out, or drop "
+                               "subset=")
+            ids = [i for i in ids if i in members]
         raw_limit = var("limit")
         if raw_limit is not None:
             try:
@@ -74,8 +84,19 @@ class SweTier(Tier):
                 image=env.tag if env else "",
                 image_stamp=images.stamp_path(env.stamp_name) if env else None,
                 source=(inst, env, repos, float(suite.prove.timeout))))
-        settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos}
+        settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos,
+                    **({"subset": subset[0]} if subset else {})}
         return Selection(list(data), specs, settings)
+
+    def subset(self, suite: Suite, var: Callable) -> tuple[str, frozenset[str]] | None:
+        """``subset=verified``: ("verified", the instance ids of SWE-bench Verified), read from ``verified=PATH``
+        (or suite.toml's ``verified``) or the installed package (``rules.tiers.swe.subsets``); None without
+        ``subset=``. Raises Rejected (one line: what was looked at, the fix)."""
+        from rules.tiers.swe.subsets import subset_ids
+
+        name = var("subset") or suite.table.get("subset") or None
+        ids = subset_ids(name, var("verified") or suite.table.get("verified") or None)
+        return None if ids is None else (name, ids)
 
     def render(self, suite: Suite, spec: TaskSpec):
         inst, env, repos, timeout = spec.source
