@@ -58,7 +58,7 @@ DOIT_CONFIG = {
 
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
-TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch", "publish")  # the basenames of a tier's tasks
+TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch", "publish", "prune")  # the basenames of a tier's tasks
 
 
 def _jobs() -> int:
@@ -229,10 +229,31 @@ def _proof_stands(proof: str, reprove: bool = False) -> bool:
     return isinstance(record, dict) and not (reprove and record.get("environmental"))
 
 
-def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
+def _publish(tier: str, tasks: list[str], strict: bool, selection: dict, labels: dict | None = None) -> None:
     from rules.build import publish
 
-    publish(load_suite(tier), tasks, strict=strict, selection=selection, group_keys=tiers.get(tier).groups)
+    publish(load_suite(tier), tasks, strict=strict, selection=selection, group_keys=tiers.get(tier).groups,
+            labels=labels)
+
+
+def _prune(tier: str, dry: bool):
+    from rules.sandbox import SandboxError
+
+    try:
+        print(tiers.get(tier).prune(load_suite(tier), dry))
+    except (ConfigError, SandboxError) as exc:
+        return Refused(f"prune:{tier}: {exc}")
+    return None
+
+
+def task_prune():
+    """Remove the images a tier built that no published task needs (``prune:<tier>``; ``dry=1`` lists them)."""
+    asked = set(_asked("prune"))
+    for tier in tiers.present():
+        if asked and tier not in asked:
+            continue
+        yield {"name": tier, "actions": [(_prune, [tier, _flag("dry")])], "uptodate": [False], "verbosity": 2,
+               "doc": f"remove the {tier} tier's images no published task needs (dry=1: list them)"}
 
 
 def _summary(tier: str) -> None:
@@ -381,7 +402,7 @@ def _publish_task(tier: str, suite, selection, proofs: list) -> dict:
     strict = _flag("strict")
     return {
         "basename": "publish", "name": tier,
-        "actions": [(_publish, [tier, selection.every, strict, selection.settings])],
+        "actions": [(_publish, [tier, selection.every, strict, selection.settings, selection.labels])],
         "file_dep": proofs,
         "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
         "targets": [suite.manifest_path],
@@ -820,8 +841,8 @@ def task_report():
     try:
         subset = tiers.get(tier).subset(load_suite(tier), get_var) if get_var("subset") else None
         if get_var("subset") and subset is None:
-            subset = Rejected(f"subset={get_var('subset')}: the {tier} tier has no subsets (suite=swe has "
-                              "subset=verified)")
+            subset = Rejected(f"subset={get_var('subset')}: the {tier} tier has no subsets (suite=NAME picks "
+                              "another tier)")
     except Rejected as exc:
         subset = exc
     task = {"actions": [(_report, [tier, None, subset])], "uptodate": [False], "verbosity": 2,

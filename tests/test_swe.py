@@ -185,6 +185,43 @@ def test_fail_to_pass_test_passing_at_base_is_kept_and_noted_in_task_json_and_ge
     assert "kept lab__calc-3: FAIL_TO_PASS test(s) already pass at base" in said, said[-2000:]
 
 
+@pytest.mark.docker
+def test_gen_killed_outright_resumes_without_losing_or_redoing_a_finished_proof(tmp_path):
+    """`doit gen:swe all=1` over hundreds of instances is killed (SIGKILL, no handler runs) between proofs: the
+    next gen proves only what was left, and every proof that had finished stands as it was."""
+    import os
+    import signal
+    import sys
+    import time
+
+    from conftest import PROJECT
+
+    make_calc(tmp_path / "src")
+    home = tmp_path / "home"
+    write_swe_suite(home, tmp_path / "src")
+    build = home / ".lab" / "build" / "swe"
+    proc = subprocess.Popen([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "gen:swe", "all=1",
+                             "jobs=1"], cwd=PROJECT, env={**os.environ, "LAB_HOME": str(home)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None and not list(build.glob("*/proof.json")):
+        time.sleep(0.2)
+    time.sleep(1.0)  # into the next proof: its gold run is in a container
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {p.parent.name: p.read_bytes() for p in build.glob("*/proof.json")}
+    assert 1 <= len(before) < 3, sorted(before)
+    res = run_doit(home, "gen:swe", "all=1", "jobs=1")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    after = {p.parent.name: p.read_bytes() for p in build.glob("*/proof.json")}
+    assert sorted(after) == ["lab__calc-1", "lab__calc-2", "lab__calc-3"]
+    assert all(after[t] == data for t, data in before.items()), "a finished proof was made again"
+    assert not any(res.executed(f"prove:swe/{t}") for t in before), res.stdout
+    manifest = json.loads((home / "evals" / "swe" / "manifest.json").read_text())
+    assert manifest["counts"] == {"kept": 2, "rejected": 1} and manifest["published"] == 2
+    assert "lab/calc" in res.stdout + res.stderr  # the summary's line for the repository
+
+
 def _evaluate(home: Path, predictions: str) -> dict:
     res = run_doit(home, "evaluate", f"predictions={predictions}")
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -86,7 +86,15 @@ class SweTier(Tier):
                 source=(inst, env, repos, float(suite.prove.timeout))))
         settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos,
                     **({"subset": subset[0]} if subset else {})}
-        return Selection(list(data), specs, settings)
+        return Selection(list(data), specs, settings, labels={i: {"repo": inst.repo} for i, inst in data.items()})
+
+    def prune(self, suite: Suite, dry: bool) -> str:
+        """The environment images no published task needs, and the agent images built FROM them, that this home
+        built (``rules.tiers.swe.prune``). Raises SandboxError when the engine refuses a removal."""
+        from rules import images
+        from rules.tiers.swe.prune import prune
+
+        return prune(suite, images.stamps_dir(), dry=dry)
 
     def subset(self, suite: Suite, var: Callable) -> tuple[str, frozenset[str]] | None:
         """``subset=verified``: ("verified", the instance ids of SWE-bench Verified), read from ``verified=PATH``
@@ -119,7 +127,12 @@ class SweTier(Tier):
         return out
 
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
-        return swebench.prove_staged(build, image=image, limits=limits)
+        from rules import images
+
+        # the environment image's stamp: which build of it the proof ran in (part of the proof's inputs)
+        stamp = images.stamp_path(f"swe-env-{image.split(':', 1)[1]}") if image.startswith(swebench.IMAGE_PREFIX + ":") \
+            else None
+        return swebench.prove_staged(build, image=image, limits=limits, stamp=stamp)
 
     def eval_steps(self, ctx: EvalContext):
         """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of the swe tier: ``agent=NAME`` or

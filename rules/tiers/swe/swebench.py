@@ -470,8 +470,9 @@ def env_dockerfile(env: Env, base: str) -> str:
 
 def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     """Build ``env``'s image (on the Debian base, bootstrapped when no registry answers; host networking and
-    the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``. Returns the stamp
-    ``{"image", "id", "env", "seconds", "packages"}``. Raises SandboxError."""
+    the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``, rewritten only when the image id
+    changed (``seconds``: the build that made this image). Returns the stamp ``{"image", "id", "env",
+    "seconds", "packages"}``. Raises SandboxError."""
     import io
     import tarfile
 
@@ -491,6 +492,11 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
                     files[f"setup/{m.name}"] = tf.extractfile(m).read()
     image = sandbox.build_image(env.tag, env_dockerfile(env, base), files, log=log,
                                 labels={"lab.env": env.name, "lab.env.digest": env.digest()})
+    old = read_json(images.stamp_path(env.stamp_name))
+    if isinstance(old, dict) and old.get("id") == image and old.get("env") == env.name:
+        # the same image (a build from Docker's cache, e.g. after a killed gen): the stamp, and so every proof
+        # made in it (rules.build.proof_inputs), stays as it was; its seconds stay the first build's
+        return old
     probe = sandbox.run(env.tag, ["cat", "/opt/lab/pip-freeze.txt"], network="none")
     stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
              "packages": probe.output.split()}
@@ -679,13 +685,14 @@ def _outcomes(flaky: dict[str, list[str]], names: dict[str, str]) -> str:
     return "; ".join(shown) + (f" and {len(flaky) - 5} more" if len(flaky) > 5 else "")
 
 
-def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
+def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None = None) -> dict:
     """Prove the staged swe task in ``build`` (``.lab/build/swe/<id>/``) and write ``proof.json``
     (``rules.build.prove_staged`` with this tier's ``prove``); a render that failed becomes a ``rejected`` proof
-    with its reason, without any container."""
+    with its reason, without any container. ``stamp``: the environment image's stamp file (the proof records its
+    inputs, and one already made for exactly them stands)."""
     from rules.build import prove_staged as staged
 
-    return staged(build, image=image, limits=limits, group_keys=GROUPS, prove=prove)
+    return staged(build, image=image, limits=limits, stamp=stamp, group_keys=GROUPS, prove=prove)
 
 
 # ---- predictions in and out (SWE-bench's JSONL: instance_id, model_name_or_path, model_patch) ----
