@@ -183,6 +183,17 @@ def test_fail_to_pass_test_passing_at_base_is_kept_and_noted_in_task_json_and_ge
     assert tests == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]  # still expected after the fix
     said = res.stdout + res.stderr
     assert "kept lab__calc-3: FAIL_TO_PASS test(s) already pass at base" in said, said[-2000:]
+    # had a proof found test_mul flaky (tests/test_swe_proof_rules.py), the published task would say so and
+    # expect it no more: an evaluation lists it apart, as deciding nothing
+    task = home / "evals" / "swe" / "tasks" / "lab__calc-3"
+    (task / "task.json").write_text(json.dumps({**meta, "flaky": {"tests/test_calc.py::test_mul": [
+        "passed", "not passed", "passed"]}}))
+    (task / "tests.json").write_text(json.dumps({"version": 1, "tests": ["tests.test_calc::test_add"]}))
+    rep = _evaluate(home, "gold")["instances"]["lab__calc-3"]
+    assert rep["status"] == "resolved", rep
+    assert rep["tests_status"] == {"FAIL_TO_PASS": {"success": ["tests/test_calc.py::test_add"], "failure": []},
+                                   "PASS_TO_PASS": {"success": [], "failure": []},
+                                   "flaky": ["tests/test_calc.py::test_mul"]}
 
 
 @pytest.mark.docker

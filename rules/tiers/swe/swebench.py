@@ -818,10 +818,15 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                     names, cut = meta.get("test_names", {}), set(meta.get("truncated", []))
                     expected = (read_json(task_dir / "tests.json") or {}).get("tests", [])
                     passed = set(g.tests)
+                    # a test the proof found flaky decides nothing (task.json "flaky"): listed apart, never a failure
+                    flaky = set(meta.get("flaky") or {})
+                    f2p, p2p = ([i for i in meta[k] if names.get(i, i) not in flaky]
+                                for k in ("fail_to_pass", "pass_to_pass"))
                     report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
                                   evidence=g.evidence, reason="; ".join(g.evidence)[:600],
-                                  tests_status={"FAIL_TO_PASS": _split(meta["fail_to_pass"], passed, names, expected, cut),
-                                                "PASS_TO_PASS": _split(meta["pass_to_pass"], passed, names, expected, cut)})
+                                  tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut),
+                                                "PASS_TO_PASS": _split(p2p, passed, names, expected, cut),
+                                                **({"flaky": sorted(flaky)} if flaky else {})})
             except (SandboxError, RuntimeError) as exc:
                 report["reason"] = f"infrastructure: {exc}"[:600]
     report["seconds"] = round(time.monotonic() - start, 3)
