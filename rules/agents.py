@@ -58,8 +58,9 @@ RUN_FORMAT = 1  # version of a run folder's run.json
 SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 SETTING_FIELDS = ("env", "default")
 # lab's own command-line variables (rules/cli.py checks them): a setting may not take one of these names
-LAB_VARIABLES = ("agent", "agents", "all", "attempts", "backend", "cluster", "dataset", "instances", "jobs", "langs",
-                 "limit", "predictions", "ref", "repeat", "repos", "reprove", "strict", "suite", "tries", "upstream")
+LAB_VARIABLES = ("agent", "agents", "all", "attempts", "backend", "cluster", "dataset", "dry", "instances", "jobs",
+                 "langs", "limit", "predictions", "ref", "repeat", "repos", "reprove", "strict", "suite", "tries",
+                 "upstream")
 # a setting's value is written to disk (run.json, result.json): one whose variable looks like a secret is refused
 SECRET_LIKE = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
 

@@ -80,7 +80,10 @@ def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None 
     without any container. With ``stamp`` (the image's stamp file) the proof records its ``inputs``
     (``proof_inputs``), and a proof a batch left in ``batch-proof.json`` for exactly these inputs
     (``prove_batch_staged``) is taken as it is, without a container; any other is ignored and the task proven
-    alone. Raises SandboxError on an infrastructure problem (then no proof is written, and the next run retries).
+    alone. A ``proof.json`` already there for exactly these inputs, not rejected for the machine's sake, is
+    returned as it is (a command killed after proving it, before doit wrote its database at the end, must not
+    cost the proof again). Raises SandboxError on an infrastructure problem (then no proof is written, and the
+    next run retries).
     """
     if prove is None:
         from rules.prove import prove
@@ -89,6 +92,11 @@ def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None 
     meta = render["meta"]
     inputs = proof_inputs(build, image=image, limits=limits, stamp=stamp) if stamp is not None else None
     batched = read_json(build / BATCH_PROOF) if inputs else None
+    made = _made(build / "proof.json", inputs)
+    if made is not None:
+        # proved before with exactly these inputs, by a command killed before doit recorded it (doit's database
+        # is written when a command ends): it stands; reprove=1 still proves an environmental rejection again
+        return made
     if render.get("error"):
         head = TaskMeta.from_json(meta, group_keys, build / "render.json")
         record = Proof.of(head, reason=render["error"], seconds=0.0).to_json()
@@ -102,6 +110,19 @@ def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None 
     write_json(build / "proof.json", record)  # the one writer of proof.json, for every tier
     (build / BATCH_PROOF).unlink(missing_ok=True)
     return record
+
+
+def _made(path: Path, inputs: str | None) -> dict | None:
+    """The proof at ``path`` when it proved exactly ``inputs`` (``proof_inputs``) and was not rejected for the
+    machine's sake, else None (no inputs, no proof, a damaged one, other inputs)."""
+    if inputs is None:
+        return None
+    try:
+        record = read_json(path)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    ok = isinstance(record, dict) and record.get("inputs") == inputs and not record.get("environmental")
+    return record if ok else None
 
 
 def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], *, image: str, limits: Limits,
@@ -183,7 +204,7 @@ class Progress:
 
 
 def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dict | None = None,
-            group_keys: tuple[str, ...] = ()) -> dict:
+            group_keys: tuple[str, ...] = (), labels: dict[str, dict] | None = None) -> dict:
     """Publish the proven tasks among ``tasks`` (every task of the tier that still exists upstream) and write
     the manifest; returns it.
 
@@ -191,7 +212,8 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
     their reference solution in ``evals/<tier>/answers/<task>/``; a task folder whose content is unchanged
     is left alone. Every other folder there is removed. Tasks not yet proven are listed with status
     ``unproven``. Each entry (``rules.records.ManifestEntry``) carries the task's groups (``group_keys``: the
-    tier's); the manifest's ``languages`` counts the statuses per label of the first group key.
+    tier's; an unproven task's from its render, else from ``labels``, task → groups, when the tier knows them
+    without rendering); the manifest's ``languages`` counts the statuses per label of the first group key.
     """
     entries: list[ManifestEntry] = []
     published: set[str] = set()
@@ -200,15 +222,18 @@ def publish(suite: Suite, tasks: list[str], strict: bool = False, selection: dic
         proof = read_json(build / "proof.json")
         if proof is None:
             meta = (read_json(build / "render.json") or {}).get("meta", {"task": task})
-            groups = {k: meta.get(k) for k in group_keys}
+            known = (labels or {}).get(task, {})
+            groups = {k: meta.get(k) or known.get(k) for k in group_keys}
             entries.append(ManifestEntry.unproven(task, groups))
             continue
         proof = Proof.from_json(proof, group_keys, build / "proof.json")
         keep = proof.status == "kept" or (proof.status == "free" and not strict)
         if keep:
             record = read_json(build / SYNC_RECORD) or {}
-            synced = {"task": _sync(build / "task", suite.tasks_dir / task, {TESTS_FILE: _tests_json(proof.tests)},
-                                    record.get("task")),
+            extra = {TESTS_FILE: _tests_json(proof.tests)}
+            if proof.task_fields:  # what the proof found that the task's own record must say (Proof.task_fields)
+                extra[TASK_FILE] = _task_json(build / "task" / TASK_FILE, proof.task_fields)
+            synced = {"task": _sync(build / "task", suite.tasks_dir / task, extra, record.get("task")),
                       "answer": _sync(build / "answer", suite.answers_dir / task, None, record.get("answer"))}
             write_json(build / SYNC_RECORD, synced, only_if_changed=True)
             published.add(task)
@@ -240,6 +265,16 @@ def _tests_json(tests: list[str]) -> bytes:
     """A published task's ``tests.json``: the test ids its reference solution passed (``tests``), which every
     grading of the task must see pass (rules.grade.expected_tests)."""
     return (json.dumps({"version": 1, "tests": sorted(tests or [])}, indent=2) + "\n").encode()
+
+
+TASK_FILE = "task.json"
+
+
+def _task_json(staged: Path, fields: dict) -> bytes:
+    """A published task's ``task.json``: the staged one with the proof's ``fields`` laid over it, written as a
+    render writes it (``rules.records.TaskMeta.file``: sorted keys, two-space indent)."""
+    meta = {**(read_json(staged) or {}), **fields}
+    return (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
 
 
 SYNC_RECORD = "published.json"  # in a task's build folder: what its last publish found (see _sync)
@@ -284,21 +319,24 @@ def _sync(src: Path, dst: Path, extra: dict[str, bytes] | None = None, last: dic
 
 
 def summary(manifest: dict, selection_vars: tuple[str, ...] = ()) -> str:
-    """A few lines for the terminal: counts per language and status, the tasks outside every selection so far
-    (the manifest's language ``"?"``) with the tier's ``selection_vars`` that would prove them, and the rejections
-    with reasons."""
+    """A few lines for the terminal: counts per language (the swe tier: repository) and status, unproven
+    included, the tasks outside every selection so far (``unproven``, under their label or ``"?"``) with the
+    tier's ``selection_vars`` that would prove them, the proofs' notes and the rejections with reasons."""
     lines = [f"tier {manifest['tier']}: " + ", ".join(f"{v} {k}" for k, v in manifest["counts"].items())
              + f"; {manifest['published']} published"]
     for lang, counts in manifest["languages"].items():
         if lang != "?":
             lines.append(f"  {lang:11} " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    outside = manifest["languages"].get("?")
+    # every unproven task, under "?" (never rendered) or its own label (a tier that knows it: Selection.labels)
+    outside = sum(counts.get("unproven", 0) for counts in manifest["languages"].values())
     if outside:
         wider = [f"{n}=" for n in selection_vars if n != "all"]
         how = " or a wider ".join(["all=1"] * ("all" in selection_vars) + ["/".join(wider)] * bool(wider))
-        lines.append(f"  outside every selection so far: {sum(outside.values())} tasks not proven (not a failure"
+        lines.append(f"  outside every selection so far: {outside} tasks not proven (not a failure"
                      + (f"; {how} proves them)" if how else ")"))
     for e in manifest["tasks"]:
+        for note in e.get("notes") or ():
+            lines.append(f"  {e['status']} {e['task']}: {note}")
         if e["status"] == "rejected":
             again = (" (the machine's doing: proved again when its inputs or limits change, or with reprove=1)"
                      if e.get("environmental") else "")

@@ -26,9 +26,14 @@ TRACK_ORDER = tuple(t for t in ("python", "go", "javascript", "cpp", "java", "ru
 HOST_CA = context.HOST_CA
 
 
+def stamps_dir() -> Path:
+    """The folder of every image stamp of this lab home (``.lab/images/``)."""
+    return STATE / "images"
+
+
 def stamp_path(name: str) -> Path:
     """Where the stamp of image ``name`` (``grader``, ``agent-<agent>``) is kept."""
-    return STATE / "images" / f"{name}.json"
+    return stamps_dir() / f"{name}.json"
 
 
 def _image_files() -> list[Path]:

@@ -164,13 +164,16 @@ class Proof(_Record):
     """A task's proof (``proof.json``, rules.prove): ``status`` kept, free or rejected (with ``reason``;
     ``environmental`` "timeout" or "out of memory" when the machine, not the task, decided it), ``tests`` (the
     test ids the reference passed), the ``reference`` and ``stub`` gradings (``Grade.to_json()``), ``seconds``;
-    optionally ``before`` (the swe tier's base run), ``inputs`` (what it proved, ``build.proof_inputs``) and
-    ``batch`` (``{"size", "seconds"}`` when a batch proved it)."""
+    optionally ``before`` (the swe tier's base run), ``inputs`` (what it proved, ``build.proof_inputs``),
+    ``batch`` (``{"size", "seconds"}`` when a batch proved it), ``notes`` (one line each: what a kept task
+    holds that a reader of its numbers must know, e.g. a test left out of the expectations with its evidence;
+    gen's summary prints them) and ``task_fields`` (fields publishing adds to the task's ``task.json``, where
+    the proof found them: the swe tier's ``passed_at_base`` and ``flaky``)."""
 
     FORMAT: ClassVar[int] = PROOF_FORMAT
     FIX: ClassVar[str] = "prove the task again (`doit gen:<tier>`)"
     REQUIRED: ClassVar[dict] = {"task": str, "status": str}
-    OPTIONAL: ClassVar[tuple] = ("before", "inputs", "batch", "seconds")
+    OPTIONAL: ClassVar[tuple] = ("before", "inputs", "batch", "seconds", "notes", "task_fields")
 
     task: str
     status: str = "rejected"
@@ -184,6 +187,8 @@ class Proof(_Record):
     before: dict | None = None
     inputs: str | None = None
     batch: dict | None = None
+    notes: list | None = None
+    task_fields: dict | None = None
     version: int = PROOF_FORMAT
     extra: dict = field(default_factory=dict)
 
@@ -202,13 +207,14 @@ GRADE_SUMMARY = ("passed", "ran", "passed_tests", "failed_tests", "seconds")
 class ManifestEntry(_Record):
     """One task of a tier's ``manifest.json``: its ``status`` (kept, free, rejected or unproven) and
     ``reason``, whether it is ``published``, the reference's test count (``tests``) and ids (``test_ids``),
-    the reference and stub gradings in brief (``GRADE_SUMMARY``), ``seconds`` and ``environmental``."""
+    the reference and stub gradings in brief (``GRADE_SUMMARY``), ``seconds``, ``environmental`` and the
+    proof's ``notes`` (when it has any)."""
 
     FORMAT: ClassVar[int] = MANIFEST_FORMAT
     FIX: ClassVar[str] = "publish the tier again (`doit gen:<tier>`)"
     REQUIRED: ClassVar[dict] = {"task": str, "status": str}
     OPTIONAL: ClassVar[tuple] = ("seconds", "environmental", "tests", "test_ids", "reference", "stub",
-                                 "published")
+                                 "published", "notes")
 
     task: str
     status: str
@@ -221,6 +227,7 @@ class ManifestEntry(_Record):
     reference: dict | None = None
     stub: dict | None = None
     published: bool | None = None
+    notes: list | None = None
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -245,7 +252,8 @@ class ManifestEntry(_Record):
         return cls(task=proof.task, status=proof.status, groups=dict(proof.groups), reason=reason,
                    seconds=proof.seconds, environmental=proof.environmental, tests=ref.get("ran", 0),
                    test_ids=proof.tests or [], reference={k: ref.get(k) for k in GRADE_SUMMARY} if ref else None,
-                   stub={k: stub.get(k) for k in GRADE_SUMMARY} if stub else None, published=published)
+                   stub={k: stub.get(k) for k in GRADE_SUMMARY} if stub else None, published=published,
+                   notes=list(proof.notes) if proof.notes else None)
 
 
 # ---- a trial's result.json ----

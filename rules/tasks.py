@@ -29,7 +29,7 @@ from rules.cli import whole as _whole
 from rules.config import ROOT, STATE, ConfigError, Suite, lab_settings, load_suite
 from rules.files import read_json, write_json
 from rules.loader import Refused, Reporter
-from rules.tier import flag
+from rules.tier import Rejected, flag
 from rules import tiers
 
 
@@ -58,7 +58,7 @@ DOIT_CONFIG = {
 
 # ---- pull, image, gen, prove, scenarios (the tier) ----
 
-TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch", "publish")  # the basenames of a tier's tasks
+TIER_STEPS = ("pull", "image", "gen", "prove", "env", "batch", "publish", "prune")  # the basenames of a tier's tasks
 
 
 def _jobs() -> int:
@@ -232,10 +232,37 @@ def _proof_stands(proof: str, reprove: bool = False) -> bool:
     return isinstance(record, dict) and not (reprove and record.get("environmental"))
 
 
-def _publish(tier: str, tasks: list[str], strict: bool, selection: dict) -> None:
+def _publish(tier: str, tasks: list[str], strict: bool, selection: dict, labels: dict | None = None) -> None:
     from rules.build import publish
 
-    publish(load_suite(tier), tasks, strict=strict, selection=selection, group_keys=tiers.get(tier).groups)
+    publish(load_suite(tier), tasks, strict=strict, selection=selection, group_keys=tiers.get(tier).groups,
+            labels=labels)
+
+
+def _prune(tier: str, dry: bool, named: bool):
+    """``prune:<tier>``'s action; a tier without images of its own fails the command only when ``named``
+    (``doit prune:aider``), and is one line of a bare ``doit prune``."""
+    from rules.sandbox import SandboxError
+
+    try:
+        print(tiers.get(tier).prune(load_suite(tier), dry))
+    except ConfigError as exc:
+        if named:
+            return Refused(f"prune:{tier}: {exc}")
+        print(f"prune:{tier}: {exc}")
+    except SandboxError as exc:
+        return Refused(f"prune:{tier}: {exc}")
+    return None
+
+
+def task_prune():
+    """Remove the images a tier built that no published task needs (prune:<tier>; dry=1 lists them)."""
+    asked = set(_asked("prune"))
+    for tier in tiers.present():
+        if asked and tier not in asked:
+            continue
+        yield {"name": tier, "actions": [(_prune, [tier, _flag("dry"), tier in asked])], "uptodate": [False],
+               "verbosity": 2, "doc": f"remove the {tier} tier's images no published task needs (dry=1: list them)"}
 
 
 def _summary(tier: str) -> None:
@@ -384,7 +411,7 @@ def _publish_task(tier: str, suite, selection, proofs: list) -> dict:
     strict = _flag("strict")
     return {
         "basename": "publish", "name": tier,
-        "actions": [(_publish, [tier, selection.every, strict, selection.settings])],
+        "actions": [(_publish, [tier, selection.every, strict, selection.settings, selection.labels])],
         "file_dep": proofs,
         "task_dep": [f"prove:{tier}/{spec.name}" for spec in selection.chosen],
         "targets": [suite.manifest_path],
@@ -788,9 +815,10 @@ def task_regrade():
     return {"actions": [(_regrade, [tier, get_var("agent")])], "uptodate": [False], "verbosity": 2}
 
 
-def _report(tier: str, run: str | None = None):
-    """Write the tier's report; after ``doit run`` (``run``: the run it made) fail with the one loud line when
-    every trial of the run ended in error (``rules.runs.run_failed``), so the command exits non-zero."""
+def _report(tier: str, run: str | None = None, subset=None):
+    """Write the tier's report (``subset``: ``Tier.subset``'s, the report of those tasks alone); after ``doit
+    run`` (``run``: the run it made) fail with the one loud line when every trial of the run ended in error
+    (``rules.runs.run_failed``), so the command exits non-zero."""
     from rules import sandbox
     from rules.publish import write_report
     from rules.runs import run_failed
@@ -800,6 +828,8 @@ def _report(tier: str, run: str | None = None):
     if sandbox.boxes_left():
         sandbox.cleanup()
     write_report(tier)
+    if subset is not None:
+        write_report(tier, subset=subset)
     failed = run_failed(run, load_suite(tier).runs_dir / run, _published(tier)) if run else None
     return Refused(failed) if failed else None
 
@@ -817,19 +847,29 @@ def task_report():
         return None  # `doit gen:...`: no agent, trial or report task is needed
     tier = _suite_var()
     agent = get_var("agent")
-    task = {"actions": [(_report, [tier])], "uptodate": [False], "verbosity": 2,
-            "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first)"}
-    if agent == "":
+    try:
+        subset = tiers.get(tier).subset(load_suite(tier), get_var) if get_var("subset") else None
+        if get_var("subset") and subset is None:
+            subset = Rejected(f"subset={get_var('subset')}: the {tier} tier has no subsets (suite=NAME picks "
+                              "another tier)")
+    except Rejected as exc:
+        subset = exc
+    task = {"actions": [(_report, [tier, None, subset])], "uptodate": [False], "verbosity": 2,
+            "doc": "write evals/<tier>/report.{md,json,html} (agent=NAME runs that agent first; subset=NAME "
+                   "also report.<subset>.*)"}
+    if isinstance(subset, Rejected):
+        task["actions"] = [(_fail, [f"{subset}; nothing was run"])]
+    elif agent == "":
         task["actions"] = [(_fail, ["agent=: give the name of an agent in evals/agents.toml (agent=noop); nothing "
                                     "was run"])]
     elif agent or get_var("agents"):
-        task.update(_report_run(tier, agent))
+        task.update(_report_run(tier, agent, subset))
     if task["actions"] and task["actions"][0][0] is _fail:
         task["meta"] = {"quiet": True}  # the refusal's one line is all it prints
     return task
 
 
-def _report_run(tier: str, agent: str | None) -> dict:
+def _report_run(tier: str, agent: str | None, subset=None) -> dict:
     """What ``doit run agent=NAME`` adds to the report task: the run's ``eval:`` task as its task_dep, or the
     one line that says why nothing runs (agents.toml, a variable that chooses what gen publishes, the agent)."""
     the_tier = tiers.get(tier)
@@ -847,7 +887,7 @@ def _report_run(tier: str, agent: str | None) -> dict:
         if not ctx.tasks:  # after the agent's own problem: a broken table is worth fixing before the gen
             return {"actions": [(_fail, [f"no published tasks in {ctx.suite.manifest_path.relative_to(ROOT)}: run "
                                          f"`doit gen:{tier}` first, which proves and publishes them; nothing was run"])]}
-        return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run])]}
+        return {"task_dep": [f"eval:{run}"], "actions": [(_report, [tier, run, subset])]}
     except ConfigError as exc:
         # `doit run agent=X` runs the report task: the message says what was asked, not "report"
         return {"actions": [(_fail, [str(exc)])]}

@@ -71,12 +71,15 @@ class ImageSpec:
 
 @dataclass
 class Selection:
-    """A tier's answer to the command line: ``every`` task name it has, the ``chosen`` specs, and a record of
-    the ``settings`` in force (written into the manifest)."""
+    """A tier's answer to the command line: ``every`` task name it has, the ``chosen`` specs, a record of
+    the ``settings`` in force (written into the manifest) and, optionally, ``labels``: the group labels of
+    tasks it knows without rendering them (task → {group key: label}), so that the manifest and gen's summary
+    count unproven tasks by label (the swe tier: per repository)."""
 
     every: list[str]
     chosen: list[TaskSpec]
     settings: dict
+    labels: dict = field(default_factory=dict)
 
 
 def flag(var: Callable[..., Any], name: str) -> bool:
@@ -243,6 +246,20 @@ class Tier:
         departs from the one the ``stub`` tree declares for the task in ``task_dir`` (whose task.json holds
         ``meta``): evidence beside the scan's, no verdict depends on it; [] checks nothing."""
         return []
+
+    def prune(self, suite: Suite, dry: bool) -> str:
+        """``doit prune:<tier>``: remove (``dry``: list) the images this tier built that no published task needs;
+        returns the lines to print (what went, the bytes freed). Raises ConfigError when the tier builds none."""
+        from rules.config import ConfigError
+
+        raise ConfigError(f"the {self.name} tier builds no images of its own to prune (its tasks run in the grader "
+                          "image)")
+
+    def subset(self, suite: Suite, var: Callable[..., Any]) -> tuple[str, frozenset[str]] | None:
+        """The subset of the tier's tasks this command asks for, as ``(name, task names)`` (the report then covers
+        only those, written as ``report.<name>.*``), or None: every task. Raises Rejected with one line when the
+        subset cannot be read."""
+        return None
 
     def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
         """``judge(result, task_dir, agent, trial_dir) -> bool``: True when a stored trial result no longer

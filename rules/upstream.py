@@ -241,6 +241,19 @@ def _has(repo, ref: str) -> bool:
 
 # ---- many repositories at fixed commits (the swe tier) ----
 
+def is_repository(path: Path) -> bool:
+    """Whether ``path`` itself is a git repository, a clone with a work tree or a bare one (a folder inside one,
+    or holding one, is not)."""
+    git = _git()
+    if not Path(path).is_dir():
+        return False
+    try:
+        git.Repo(path, search_parent_directories=False)
+        return True
+    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
+        return False
+
+
 def mirror(url: str, dest: Path) -> Path:
     """A local git repository with the history of ``url``: ``url`` itself when it is a local repository
     (a clone or a bare mirror), else a bare clone made once at ``dest`` (into a temporary folder renamed into

@@ -34,9 +34,10 @@ def _write(repo: Path, files: dict[str, str]) -> None:
 
 
 def make_calc(root: Path) -> tuple[Path, list[dict]]:
-    """Make ``root/repos/calc`` (base commit, then the fix commit tagged v1.0) and ``root/data.jsonl`` with two
-    instances: ``lab__calc-1`` (sound) and ``lab__calc-2`` (its FAIL_TO_PASS lists a test that passes before
-    the fix: to be rejected). Returns the repos folder and the records."""
+    """Make ``root/repos/calc`` (base commit, then the fix commit tagged v1.0) and ``root/data.jsonl`` with three
+    instances: ``lab__calc-1`` (sound), ``lab__calc-2`` (its only FAIL_TO_PASS test passes before the fix: the
+    base would be resolved, to be rejected) and ``lab__calc-3`` (one of its two FAIL_TO_PASS tests passes before
+    the fix, as django-11099's: kept, with that test noted). Returns the repos folder and the records."""
     repo = root / "repos" / "calc"
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
@@ -56,7 +57,9 @@ def make_calc(root: Path) -> tuple[Path, list[dict]]:
     records = [
         {**common, "instance_id": "lab__calc-1", "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add"]),
          "PASS_TO_PASS": json.dumps(["tests/test_calc.py::test_mul"])},
-        {**common, "instance_id": "lab__calc-2",
+        {**common, "instance_id": "lab__calc-2", "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_mul"]),
+         "PASS_TO_PASS": json.dumps([])},
+        {**common, "instance_id": "lab__calc-3",
          "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add", "tests/test_calc.py::test_mul"]),
          "PASS_TO_PASS": json.dumps([])},
     ]

@@ -238,6 +238,35 @@ def test_a_batch_proof_is_taken_only_for_exactly_its_inputs(tmp_path, monkeypatc
         assert build.prove_staged(b, image="img", limits=limits, stamp=stamp)["status"] == "alone"
 
 
+def test_a_proof_made_for_exactly_the_current_inputs_stands_after_a_killed_gen(tmp_path, monkeypatch):
+    """doit writes its database when a command ends: a gen killed after a proof finished left proof.json without
+    doit's record, and the next gen proved it again. prove_staged keeps a proof of exactly its inputs (no
+    Docker: the proof itself is a counting marker); an environmental rejection or other inputs prove again."""
+    from rules import build, prove
+    from rules.config import Limits
+    from rules.files import write_json
+
+    b = tmp_path / "python-x"
+    write_json(b / "render.json", {"meta": {"task": "python-x", "language": "python", "exercise": "x"},
+                                   "error": None, "digests": {"task": {"a": "1"}}})
+    stamp = tmp_path / "grader.json"
+    stamp.write_text('{"id": "sha256:1"}')
+    limits = Limits(cpus=1.0, memory=1024**3, pids=64, timeout=60)
+    calls = []
+    monkeypatch.setattr(prove, "prove", lambda *a, **k: calls.append(1) or {"task": "python-x", "status": "kept"})
+    first = build.prove_staged(b, image="img", limits=limits, stamp=stamp)
+    assert build.prove_staged(b, image="img", limits=limits, stamp=stamp) == first and len(calls) == 1
+    write_json(b / "proof.json", {**first, "status": "rejected", "environmental": "timeout"})
+    build.prove_staged(b, image="img", limits=limits, stamp=stamp)
+    assert len(calls) == 2  # the machine's rejection is proved again when doit asks (reprove=1)
+    stamp.write_text('{"id": "sha256:2"}')  # the image was built again
+    build.prove_staged(b, image="img", limits=limits, stamp=stamp)
+    assert len(calls) == 3
+    (b / "proof.json").write_text("{damaged")
+    build.prove_staged(b, image="img", limits=limits, stamp=stamp)
+    assert len(calls) == 4
+
+
 def test_batches_split_a_track_round_robin_and_only_batchable_tracks(tmp_path):
     from rules.tier import TaskSpec
     from rules.tiers.aider import AiderTier

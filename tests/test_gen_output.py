@@ -66,3 +66,23 @@ def test_a_home_without_evals_says_what_a_home_is_and_which_variable_chose_it(tm
         assert "no such tier in this lab home" in said and "[]" not in said and "Traceback" not in said, said
         assert ("the tiers here: none: a lab home is a folder holding evals/<tier>/suite.toml and evals/agents.toml; "
                 f"LAB_HOME={tmp_path} chose this folder") in said, said
+
+
+def test_the_summary_counts_each_repository_kept_rejected_and_unproven(tmp_path, monkeypatch):
+    """gen:swe's summary per repository: a tier that knows every task's label without rendering it
+    (``Selection.labels``) has its unproven tasks counted under that label, not under "?"."""
+    from rules import config
+
+    monkeypatch.setattr(config, "EVALS", tmp_path / "evals")
+    monkeypatch.setattr(config, "STATE", tmp_path / ".lab")
+    suite = config.Suite("swe", "", "", ())
+    labels = {"o__a-1": {"repo": "o/a"}, "o__a-2": {"repo": "o/a"}, "o__b-1": {"repo": "o/b"},
+              "o__b-2": {"repo": "o/b"}, "o__b-3": {"repo": "o/b"}}
+    manifest = build.publish(suite, sorted(labels), group_keys=("repo",), labels=labels)
+    assert manifest["languages"] == {"o/a": {"unproven": 2}, "o/b": {"unproven": 3}}
+    lines = build.summary({**manifest, "languages": {"o/a": {"kept": 1, "unproven": 1},
+                                                     "o/b": {"rejected": 1, "unproven": 2}}},
+                          ("instances", "limit", "all")).splitlines()
+    assert lines[1].split() == ["o/a", "1", "kept,", "1", "unproven"], lines
+    assert lines[2].split() == ["o/b", "1", "rejected,", "2", "unproven"], lines
+    assert lines[3].startswith("  outside every selection so far: 3 tasks not proven"), lines

@@ -92,6 +92,43 @@ def test_instance_without_an_environment_is_rejected_with_the_reason(calc):
         swebench.render(insts["lab__calc-1"], None, str(repos))
 
 
+# ---- the repositories folder: each README layout, tried in turn (no Docker) ----
+
+def _init(path: Path, bare: bool = False) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", *(["--bare"] if bare else []), str(path)], check=True)
+    return path
+
+
+@pytest.mark.parametrize("layout, bare", [("sympy", False), ("sympy__sympy", True), ("sympy/sympy", False),
+                                          ("sympy/sympy", True)])
+def test_repositories_folder_takes_each_layout_owner_folder_included(tmp_path, layout, bare):
+    want = _init(tmp_path / layout, bare)
+    assert swebench.repo_dir("sympy/sympy", str(tmp_path)) == want
+
+
+def test_repositories_folder_prefers_the_name_and_skips_folders_that_are_no_repository(tmp_path):
+    (tmp_path / "flask").mkdir()  # a plain folder named like the repository: not a clone
+    want = _init(tmp_path / "pallets" / "flask", bare=True)
+    assert swebench.repo_dir("pallets/flask", str(tmp_path)) == want
+    first = _init(tmp_path / "pallets__flask")
+    assert swebench.repo_dir("pallets/flask", str(tmp_path)) == first  # the second layout before the third
+
+
+def test_repositories_folder_without_a_clone_names_every_path_looked_at_and_the_fix(tmp_path):
+    from rules.upstream import UpstreamError
+
+    (tmp_path / "sympy").mkdir()
+    (tmp_path / "sympy" / "README").write_text("not a clone")
+    with pytest.raises(UpstreamError) as err:
+        swebench.repo_dir("sympy/sympy", str(tmp_path))
+    line = str(err.value)
+    assert "\n" not in line
+    assert f"{tmp_path / 'sympy'} (not a git repository)" in line
+    assert f"{tmp_path / 'sympy__sympy'} (missing)" in line and f"{tmp_path / 'sympy' / 'sympy'} (missing)" in line
+    assert "git clone --bare https://github.com/sympy/sympy" in line
+
+
 # ---- the proof and predictions, through doit, in the real engine ----
 
 @pytest.fixture(scope="module")
@@ -114,11 +151,14 @@ def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(sw
     status = {t["task"]: t for t in manifest["tasks"]}
     assert status["lab__calc-1"]["status"] == "kept"
     assert status["lab__calc-2"]["status"] == "rejected"
-    assert "FAIL_TO_PASS test(s) pass" in status["lab__calc-2"]["reason"]
+    assert "every FAIL_TO_PASS test passes already" in status["lab__calc-2"]["reason"]
     assert "tests/test_calc.py::test_mul" in status["lab__calc-2"]["reason"]
     proof = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "proof.json").read_text())
     assert proof["tests"] == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]
     assert proof["before"] == {"fail_to_pass_passed": [], "pass_to_pass_failed": [], "completed": True}
+    # the gold patch ran three times, all alike: nothing flaky, nothing noted
+    assert [r["verdict"] for r in proof["gold_runs"]] == ["pass"] * 3 and "notes" not in proof
+    assert "flaky" not in json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "task.json").read_text())
     assert proof["stub"]["evidence"] == ["1 test(s) did not pass: tests.test_calc::test_add"]
     tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-1" / "tests.json").read_text())
     assert tests["tests"] == proof["tests"]
@@ -126,6 +166,72 @@ def test_proof_keeps_the_sound_instance_and_rejects_the_other_naming_the_test(sw
     # nothing changed: a second gen redoes no work
     again = run_doit(home, "gen:swe")
     assert again.code == 0 and not again.executed("prove:") and not again.executed("env:"), again.stdout
+
+
+@pytest.mark.docker
+def test_fail_to_pass_test_passing_at_base_is_kept_and_noted_in_task_json_and_gen_output(tmp_path):
+    make_calc(tmp_path / "src")
+    home = tmp_path / "home"
+    write_swe_suite(home, tmp_path / "src")
+    res = run_doit(home, "gen:swe", "instances=lab__calc-3", "jobs=1")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    entry = {t["task"]: t for t in json.loads((home / "evals" / "swe" / "manifest.json").read_text())["tasks"]}
+    assert entry["lab__calc-3"]["status"] == "kept" and entry["lab__calc-3"]["published"]
+    meta = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-3" / "task.json").read_text())
+    assert meta["passed_at_base"] == ["tests/test_calc.py::test_mul"] and "flaky" not in meta
+    tests = json.loads((home / "evals" / "swe" / "tasks" / "lab__calc-3" / "tests.json").read_text())["tests"]
+    assert tests == ["tests.test_calc::test_add", "tests.test_calc::test_mul"]  # still expected after the fix
+    said = res.stdout + res.stderr
+    assert "kept lab__calc-3: FAIL_TO_PASS test(s) already pass at base" in said, said[-2000:]
+    # had a proof found test_mul flaky (tests/test_swe_proof_rules.py), the published task would say so and
+    # expect it no more: an evaluation lists it apart, as deciding nothing
+    task = home / "evals" / "swe" / "tasks" / "lab__calc-3"
+    (task / "task.json").write_text(json.dumps({**meta, "flaky": {"tests/test_calc.py::test_mul": [
+        "passed", "not passed", "passed"]}}))
+    (task / "tests.json").write_text(json.dumps({"version": 1, "tests": ["tests.test_calc::test_add"]}))
+    rep = _evaluate(home, "gold")["instances"]["lab__calc-3"]
+    assert rep["status"] == "resolved", rep
+    assert rep["tests_status"] == {"FAIL_TO_PASS": {"success": ["tests/test_calc.py::test_add"], "failure": []},
+                                   "PASS_TO_PASS": {"success": [], "failure": []},
+                                   "flaky": ["tests/test_calc.py::test_mul"]}
+
+
+@pytest.mark.docker
+def test_gen_killed_outright_resumes_without_losing_or_redoing_a_finished_proof(tmp_path):
+    """`doit gen:swe all=1` over hundreds of instances is killed (SIGKILL, no handler runs) between proofs: the
+    next gen proves only what was left, and every proof that had finished stands as it was."""
+    import os
+    import signal
+    import sys
+    import time
+
+    from conftest import PROJECT
+
+    make_calc(tmp_path / "src")
+    home = tmp_path / "home"
+    write_swe_suite(home, tmp_path / "src")
+    build = home / ".lab" / "build" / "swe"
+    proc = subprocess.Popen([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), "gen:swe", "all=1",
+                             "jobs=1"], cwd=PROJECT, env={**os.environ, "LAB_HOME": str(home)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None and not list(build.glob("*/proof.json")):
+        time.sleep(0.2)
+    time.sleep(1.0)  # into the next proof: its gold run is in a container
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {p.parent.name: p.read_bytes() for p in build.glob("*/proof.json")}
+    assert 1 <= len(before) < 3, sorted(before)
+    res = run_doit(home, "gen:swe", "all=1", "jobs=1")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    after = {p.parent.name: p.read_bytes() for p in build.glob("*/proof.json")}
+    assert sorted(after) == ["lab__calc-1", "lab__calc-2", "lab__calc-3"]
+    # doit lost its record of them (it writes its database at a command's end), so their prove steps run, and
+    # take the proof there (the same inputs): the same bytes, its seconds and each gold run's timing included
+    assert all(after[t] == data for t, data in before.items()), "a finished proof was made again"
+    manifest = json.loads((home / "evals" / "swe" / "manifest.json").read_text())
+    assert manifest["counts"] == {"kept": 2, "rejected": 1} and manifest["published"] == 2
+    assert "lab/calc" in res.stdout + res.stderr  # the summary's line for the repository
 
 
 def _evaluate(home: Path, predictions: str) -> dict:

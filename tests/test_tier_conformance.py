@@ -42,11 +42,11 @@ def _aider(home: Path, scratch: Path) -> str:
 
 def _swe(home: Path, scratch: Path) -> str:
     _repos, records = make_calc(scratch / "src")
-    orphan = {**records[0], "instance_id": "lab__calc-3", "version": "9.9"}  # no environment serves 9.9
+    orphan = {**records[0], "instance_id": "lab__calc-9", "version": "9.9"}  # no environment serves 9.9
     with open(scratch / "src" / "data.jsonl", "a") as f:
         f.write(json.dumps(orphan) + "\n")
     write_swe_suite(home, scratch / "src")
-    return "lab__calc-3"
+    return "lab__calc-9"
 
 
 def _toy(home: Path, scratch: Path) -> str:

@@ -109,6 +109,32 @@ def image_id_quick(name: str) -> str | None:
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
+def image_size(name: str) -> int | None:
+    """The size in bytes of the local image ``name`` (every layer it has, shared ones included), or None when
+    the engine has no such image."""
+    try:
+        return int(client().images.get(name).attrs.get("Size") or 0)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def layers_size() -> int:
+    """The bytes the engine's image layers take on its disk, each shared layer counted once (``docker system
+    df``'s images total)."""
+    return int(client().df().get("LayersSize") or 0)
+
+
+def remove_image(name: str) -> None:
+    """Remove the tag ``name`` and, when no other tag or image needs them, the image and its layers (never by
+    force: an image a container still uses stays). Raises SandboxError saying why when the engine refuses."""
+    try:
+        client().images.remove(image=name, force=False, noprune=False)
+    except docker.errors.ImageNotFound:
+        return
+    except docker.errors.APIError as exc:
+        raise SandboxError(f"image {name!r} not removed: {exc.explanation or exc}") from None
+
+
 def image_labels(name: str) -> dict[str, str]:
     """The labels of the local image ``name``; raises SandboxError when it is missing."""
     try:

@@ -33,7 +33,9 @@ class SweTier(Tier):
     groups = swebench.GROUPS
     profile = PROFILE
     selection_vars = ("instances", "limit", "all")
-    variables = ("pythons",)  # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship
+    # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship; subset=verified: the instances
+    # also in SWE-bench Verified (gen and report), their ids read from verified=PATH or the installed package
+    variables = ("pythons", "subset", "verified")
 
     def tasks(self, suite: Suite, var: Callable) -> Selection:
         from rules import images
@@ -49,6 +51,14 @@ class SweTier(Tier):
             ids = list(data)
         else:
             ids = [i for i in suite.table.get("instances", []) if i in data]
+        subset = self.subset(suite, var)
+        if subset is not None:
+            name, members = subset
+            outside = [i for i in ids if i not in members]
+            if raw_ids and outside:
+                raise Rejected(f"instances=: not in subset={name}: {', '.join(outside[:5])}; leave them out, or drop "
+                               "subset=")
+            ids = [i for i in ids if i in members]
         raw_limit = var("limit")
         if raw_limit is not None:
             try:
@@ -74,8 +84,27 @@ class SweTier(Tier):
                 image=env.tag if env else "",
                 image_stamp=images.stamp_path(env.stamp_name) if env else None,
                 source=(inst, env, repos, float(suite.prove.timeout))))
-        settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos}
-        return Selection(list(data), specs, settings)
+        settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos,
+                    **({"subset": subset[0]} if subset else {})}
+        return Selection(list(data), specs, settings, labels={i: {"repo": inst.repo} for i, inst in data.items()})
+
+    def prune(self, suite: Suite, dry: bool) -> str:
+        """The environment images no published task needs, and the agent images built FROM them, that this home
+        built (``rules.tiers.swe.prune``). Raises SandboxError when the engine refuses a removal."""
+        from rules import images
+        from rules.tiers.swe.prune import prune
+
+        return prune(suite, images.stamps_dir(), dry=dry)
+
+    def subset(self, suite: Suite, var: Callable) -> tuple[str, frozenset[str]] | None:
+        """``subset=verified``: ("verified", the instance ids of SWE-bench Verified), read from ``verified=PATH``
+        (or suite.toml's ``verified``) or the installed package (``rules.tiers.swe.subsets``); None without
+        ``subset=``. Raises Rejected (one line: what was looked at, the fix)."""
+        from rules.tiers.swe.subsets import subset_ids
+
+        name = var("subset") or suite.table.get("subset") or None
+        ids = subset_ids(name, var("verified") or suite.table.get("verified") or None)
+        return None if ids is None else (name, ids)
 
     def render(self, suite: Suite, spec: TaskSpec):
         inst, env, repos, timeout = spec.source
@@ -98,7 +127,12 @@ class SweTier(Tier):
         return out
 
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
-        return swebench.prove_staged(build, image=image, limits=limits)
+        from rules import images
+
+        # the environment image's stamp: which build of it the proof ran in (part of the proof's inputs)
+        stamp = images.stamp_path(f"swe-env-{image.split(':', 1)[1]}") if image.startswith(swebench.IMAGE_PREFIX + ":") \
+            else None
+        return swebench.prove_staged(build, image=image, limits=limits, stamp=stamp)
 
     def eval_steps(self, ctx: EvalContext):
         """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of the swe tier: ``agent=NAME`` or

@@ -216,19 +216,31 @@ def slug(repo: str) -> str:
     return repo.replace("/", "__")
 
 
+def repo_candidates(repo: str, repos: str | Path) -> list[Path]:
+    """Where a clone of ``repo`` (owner/name) may be under ``repos``, in the order they are tried:
+    ``<repos>/<name>``, ``<repos>/<owner>__<name>``, ``<repos>/<owner>/<name>``."""
+    owner, name = repo.split("/", 1)
+    root = Path(repos)
+    return [root / name, root / slug(repo), root / owner / name]
+
+
 def repo_dir(repo: str, repos: str | None) -> Path:
-    """The local git repository of ``repo``: under ``repos`` (``<repos>/<name>``, ``<repos>/<owner>__<name>`` or
-    ``<repos>/<owner>/<name>``) when given, else a bare clone from GitHub kept in ``.lab/upstream/swe/``
-    (cloned on first use). Raises UpstreamError."""
-    from rules.upstream import mirror
+    """The local git repository of ``repo``: under ``repos`` the first of ``repo_candidates`` that is a git
+    repository, plain or bare (``<repos>/sympy``, the owner folder of the third layout, is skipped when it holds
+    ``sympy/`` rather than a repository), when given; else a bare clone from GitHub kept in
+    ``.lab/upstream/swe/`` (cloned on first use). Raises UpstreamError: under ``repos``, one line naming every
+    path looked at, what each was, and the fix."""
+    from rules.upstream import UpstreamError, is_repository, mirror
 
     if repos:
-        owner, name = repo.split("/", 1)
-        for cand in (Path(repos) / name, Path(repos) / slug(repo), Path(repos) / owner / name):
-            if cand.exists():
+        tried = []
+        for cand in repo_candidates(repo, repos):
+            if is_repository(cand):
                 return mirror(str(cand), cand)
-        from rules.upstream import UpstreamError
-        raise UpstreamError(f"repos={repos} has no clone of {repo} (looked for {name}, {slug(repo)}, {repo})")
+            tried.append(f"{cand} ({'not a git repository' if cand.exists() else 'missing'})")
+        raise UpstreamError(f"repos={repos} has no clone of {repo}: looked at {', '.join(tried)}; clone it to one of "
+                            f"them (`git clone --bare https://github.com/{repo} {repo_candidates(repo, repos)[1]}`) "
+                            "or give repos= the folder that has it")
     return mirror(f"https://github.com/{repo}.git", STATE / "upstream" / TIER / slug(repo))
 
 
@@ -467,8 +479,9 @@ def env_dockerfile(env: Env, base: str) -> str:
 
 def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     """Build ``env``'s image (on the Debian base, bootstrapped when no registry answers; host networking and
-    the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``. Returns the stamp
-    ``{"image", "id", "env", "seconds", "packages"}``. Raises SandboxError."""
+    the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``, rewritten only when the image id
+    changed (``seconds``: the build that made this image). Returns the stamp ``{"image", "id", "env",
+    "seconds", "packages"}``. Raises SandboxError."""
     import io
     import tarfile
 
@@ -488,6 +501,11 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
                     files[f"setup/{m.name}"] = tf.extractfile(m).read()
     image = sandbox.build_image(env.tag, env_dockerfile(env, base), files, log=log,
                                 labels={"lab.env": env.name, "lab.env.digest": env.digest()})
+    old = read_json(images.stamp_path(env.stamp_name))
+    if isinstance(old, dict) and old.get("id") == image and old.get("env") == env.name:
+        # the same image (a build from Docker's cache, e.g. after a killed gen): the stamp, and so every proof
+        # made in it (rules.build.proof_inputs), stays as it was; its seconds stay the first build's
+        return old
     probe = sandbox.run(env.tag, ["cat", "/opt/lab/pip-freeze.txt"], network="none")
     stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
              "packages": probe.output.split()}
@@ -540,12 +558,59 @@ def _named(ids: list[str], names: dict[str, str]) -> str:
     return ", ".join(shown) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 
 
+GOLD_RUNS = 3  # the gold patch's runs in a proof: a test whose outcome differs between them is flaky
+# the evidence lines of a grading (rules.grade.decide) about expected tests alone: a gold run with no other is sound
+# when the tests it names are flaky
+_TESTS_ONLY = re.compile(r"\d+ (expected )?test\(s\) (did not pass|not reported)|report: ")
+
+
+def _sound(g) -> bool:
+    """Whether the gold run ``g`` (a ``rules.grade.Grade``) ran to its end with nothing wrong but, at most,
+    expected tests that did not pass (no canary missing or forged, check.sh's own exit 0)."""
+    return g.verdict == "pass" or (g.verdict == "fail" and all(_TESTS_ONLY.match(e) for e in g.evidence))
+
+
+def gold_outcomes(exact: list[str], cut: set[str], runs: list[list[str]]) -> tuple[dict, dict, list[str]]:
+    """The tests the gold patch's runs decide, from ``runs`` (each run's passed test ids, in order), for the
+    expected ids ``exact`` and the truncated names ``cut``. Returns ``(members, flaky, lost)``: ``members`` maps
+    each name to the steady ids it stands for (empty: every one of them is flaky); ``flaky`` maps a test id
+    whose outcome differs between runs to the outcome of each run (``"passed"`` / ``"not passed"``); ``lost``
+    the names with a steady id that never passed, or (a truncated name) with no id in any run."""
+    seen = [set(r) for r in runs]
+    every = set().union(*seen) if seen else set()
+    out, flaky, lost = {}, {}, []
+    for name in list(exact) + sorted(cut):
+        ids = members(name, every, cut) if name in cut else [name]
+        if not ids:
+            lost.append(name)
+            continue
+        steady = []
+        for i in ids:
+            outcome = ["passed" if i in r else "not passed" for r in seen]
+            if len(set(outcome)) > 1:
+                flaky[i] = outcome
+            else:
+                steady.append(i)
+        if any(i not in seen[0] for i in steady):
+            lost.append(name)
+        out[name] = steady
+    return out, flaky, lost
+
+
 def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta: dict,
           group_keys: tuple[str, ...] = GROUPS, log_dir: Path | None = None) -> dict:
-    """Prove one swe task: with the gold patch every FAIL_TO_PASS and PASS_TO_PASS test passes; before it every
-    FAIL_TO_PASS test fails and every PASS_TO_PASS one passes. Returns the proof record (the aider tier's
-    fields; ``tests`` = the ids every grading must see pass; ``before`` = what the base run showed). Raises
-    SandboxError (infrastructure)."""
+    """Prove one swe task by what the dataset's lists mean (SWE-bench's grading: after the fix, every
+    FAIL_TO_PASS and PASS_TO_PASS test passes). Returns the proof record (the aider tier's fields; ``tests`` =
+    the ids every grading must see pass; ``before`` = what the base run showed). Raises SandboxError
+    (infrastructure).
+
+    - The gold patch runs ``GOLD_RUNS`` times (the held-out test files only, as every grading; a run that times
+      out stops the rest): a test whose outcome differs between runs is flaky, recorded with the outcome of each
+      run (``task_fields["flaky"]``, a note) and left out of the expectations; one that never passes rejects.
+    - At base every PASS_TO_PASS test passes and at least one FAIL_TO_PASS test fails (otherwise the untouched
+      base would be resolved). A FAIL_TO_PASS test that already passes at base (django-11099's ``test_help_text``:
+      SWE-bench never runs the base when grading) stays expected and is noted (``task_fields["passed_at_base"]``).
+    """
     from rules.grade import grade
     from rules.prove import environmental
 
@@ -559,18 +624,32 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
     with tempfile.TemporaryDirectory(prefix="lab-prove-") as tmp:
         ref_tree = Path(tmp) / "gold"
         lay_work_tree(task_dir, ref_tree, answer_dir)
-        ref = grade(task_dir, ref_tree, image=image, limits=limits, expected=exact,
-                    log_path=log_dir / "reference.log" if log_dir else None)
+        runs = []
+        for n in range(1, GOLD_RUNS + 1):
+            log = (log_dir / ("reference.log" if n == 1 else f"reference-{n}.log")) if log_dir else None
+            runs.append(grade(task_dir, ref_tree, image=image, limits=limits, expected=exact, log_path=log))
+            if environmental(runs[-1]) or not _sound(runs[-1]):
+                break
+        ref = runs[0]
         record["reference"] = ref.to_json()
-        # a truncated name stands for the ids the gold run passed under it (the gold patch and tests are trusted)
-        lost = [i for i in exact if i not in ref.tests] + [i for i in sorted(cut) if not members(i, ref.tests, cut)]
-        if not ref.passed or lost:
-            record["environmental"] = environmental(ref)
-            record["reason"] = (f"{record['environmental']}: the gold patch's tests did not finish" if record["environmental"]
-                                else f"with the gold patch, {len(lost)} test(s) do not pass: {_named(lost, names)}" if lost
-                                else "with the gold patch: " + "; ".join(ref.evidence)[:600])
+        record["gold_runs"] = [{"seconds": g.seconds, "verdict": g.verdict, "passed_tests": g.passed_tests,
+                                "failed_tests": g.failed_tests} for g in runs]
+        stopped = next((k for k, g in enumerate(runs, 1) if environmental(g) or not _sound(g)), None)
+        steady, flaky, lost = gold_outcomes(exact, cut, [g.tests for g in runs])
+        kept_f2p = [i for i in f2p if steady.get(i)]
+        if stopped:
+            g = runs[stopped - 1]
+            which = "" if stopped == 1 else f" (run {stopped} of {GOLD_RUNS})"
+            record["environmental"] = environmental(g)
+            record["reason"] = (f"{record['environmental']}: the gold patch's tests did not finish{which}"
+                                if record["environmental"] else f"with the gold patch{which}: " + "; ".join(g.evidence)[:600])
+        elif lost:
+            record["reason"] = f"with the gold patch, {len(lost)} test(s) do not pass: {_named(lost, names)}"
+        elif not kept_f2p:
+            record["reason"] = (f"every FAIL_TO_PASS test is flaky with the gold patch (outcomes of its {GOLD_RUNS} "
+                                f"runs: {_outcomes(flaky, names)}): no steady test decides the instance")
         else:
-            expected = sorted({m for i in f2p + p2p for m in members(i, ref.tests, cut)})
+            expected = sorted({m for i in f2p + p2p for m in steady.get(i, [])})
             base_tree = Path(tmp) / "base"
             lay_work_tree(task_dir, base_tree)
             stub = grade(task_dir, base_tree, image=image, limits=limits, expected=expected,
@@ -580,31 +659,49 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
             # a base run that never completed (the session crashed: a canary missing) fails every FAIL_TO_PASS
             # test as a whole, which is how the dataset's own run saw it
             completed = not any("canary" in e and "missing" in e for e in stub.evidence)
-            early = [i for i in f2p if completed and any(m in passed for m in members(i, expected, cut))]
-            broken = [i for i in p2p if not all(m in passed for m in members(i, expected, cut))]
+            early = [i for i in kept_f2p if completed and all(m in passed for m in steady[i])]
+            broken = [i for i in p2p if steady.get(i) and not all(m in passed for m in steady[i])]
             record["before"] = {"fail_to_pass_passed": early, "pass_to_pass_failed": broken, "completed": completed}
             if environmental(stub):
                 record["environmental"] = environmental(stub)
                 record["reason"] = f"{record['environmental']}: the base commit's tests did not finish"
             elif stub.verdict == "tampered":
                 record["reason"] = "the base run's report was flagged tampered: " + "; ".join(stub.evidence)
-            elif early:
-                record["reason"] = f"before the fix, FAIL_TO_PASS test(s) pass: {_named(early, names)}"
+            elif len(early) == len(kept_f2p):
+                record["reason"] = (f"before the fix, every FAIL_TO_PASS test passes already ({_named(early, names)}): "
+                                    "the untouched base would be resolved")
             elif broken:
                 record["reason"] = f"before the fix, PASS_TO_PASS test(s) fail: {_named(broken, names)}"
             else:
                 record["status"], record["tests"] = "kept", expected
+                notes, fields = [], {}
+                if early:
+                    fields["passed_at_base"] = [names.get(i, i) for i in early]
+                    notes.append(f"FAIL_TO_PASS test(s) already pass at base, kept as expected (SWE-bench's grading "
+                                  f"never runs the base): {_named(early, names)}")
+                if flaky:
+                    fields["flaky"] = {names.get(i, i): o for i, o in sorted(flaky.items())}
+                    notes.append(f"flaky with the gold patch, left out of the expectations (outcomes of its "
+                                  f"{GOLD_RUNS} runs): {_outcomes(flaky, names)}")
+                if fields:
+                    record["notes"], record["task_fields"] = notes, fields
     record["seconds"] = round(time.monotonic() - start, 3)
     return record
 
 
-def prove_staged(build: Path, *, image: str, limits: Limits) -> dict:
+def _outcomes(flaky: dict[str, list[str]], names: dict[str, str]) -> str:
+    shown = [f"{names.get(i, i)} ({', '.join(o)})" for i, o in sorted(flaky.items())[:5]]
+    return "; ".join(shown) + (f" and {len(flaky) - 5} more" if len(flaky) > 5 else "")
+
+
+def prove_staged(build: Path, *, image: str, limits: Limits, stamp: Path | None = None) -> dict:
     """Prove the staged swe task in ``build`` (``.lab/build/swe/<id>/``) and write ``proof.json``
     (``rules.build.prove_staged`` with this tier's ``prove``); a render that failed becomes a ``rejected`` proof
-    with its reason, without any container."""
+    with its reason, without any container. ``stamp``: the environment image's stamp file (the proof records its
+    inputs, and one already made for exactly them stands)."""
     from rules.build import prove_staged as staged
 
-    return staged(build, image=image, limits=limits, group_keys=GROUPS, prove=prove)
+    return staged(build, image=image, limits=limits, stamp=stamp, group_keys=GROUPS, prove=prove)
 
 
 # ---- predictions in and out (SWE-bench's JSONL: instance_id, model_name_or_path, model_patch) ----
@@ -730,10 +827,15 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                     names, cut = meta.get("test_names", {}), set(meta.get("truncated", []))
                     expected = (read_json(task_dir / "tests.json") or {}).get("tests", [])
                     passed = set(g.tests)
+                    # a test the proof found flaky decides nothing (task.json "flaky"): listed apart, never a failure
+                    flaky = set(meta.get("flaky") or {})
+                    f2p, p2p = ([i for i in meta[k] if names.get(i, i) not in flaky]
+                                for k in ("fail_to_pass", "pass_to_pass"))
                     report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
                                   evidence=g.evidence, reason="; ".join(g.evidence)[:600],
-                                  tests_status={"FAIL_TO_PASS": _split(meta["fail_to_pass"], passed, names, expected, cut),
-                                                "PASS_TO_PASS": _split(meta["pass_to_pass"], passed, names, expected, cut)})
+                                  tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut),
+                                                "PASS_TO_PASS": _split(p2p, passed, names, expected, cut),
+                                                **({"flaky": sorted(flaky)} if flaky else {})})
             except (SandboxError, RuntimeError) as exc:
                 report["reason"] = f"infrastructure: {exc}"[:600]
     report["seconds"] = round(time.monotonic() - start, 3)

@@ -1,0 +1,92 @@
+"""``doit prune:swe``: the environment images no published swe task needs, and the agent images built FROM them, are
+removed (``dry=1``: listed), only those this lab home built, with what went and the bytes freed.
+
+Images here are tiny ones built at test time under tags of their own (never another test's or home's images)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+
+import pytest
+
+from conftest import run_doit
+from fixture_swe import make_calc, write_swe_suite
+
+docker = pytest.mark.docker
+
+
+def _image(tag: str, base: str) -> str:
+    from rules import sandbox
+
+    blob = os.urandom(2_000_000)  # a layer of its own: removing the image frees it
+    return sandbox.build_image(tag, f"FROM {base}\nCOPY blob /blob\n", {"blob": blob}, log=open(os.devnull, "w"))
+
+
+def _stamp(home: Path, name: str, **fields) -> Path:
+    path = home / ".lab" / "images" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(fields))
+    return path
+
+
+@docker
+def test_prune_removes_only_the_unneeded_images_this_home_built_and_says_the_bytes(tmp_path):
+    from rules import sandbox
+
+    uid = secrets.token_hex(4)
+    tags = {k: f"lab/swe-env:prunetest-{k}-{uid}" for k in ("keep", "drop", "foreign", "gone")}
+    tags["agent"] = f"lab/agent-prunetest:on-drop-{uid}"
+    make_calc(tmp_path / "src")
+    home = tmp_path / "home"
+    write_swe_suite(home, tmp_path / "src")
+    base = sandbox.ensure_base_image("debian:bookworm")
+    try:
+        ids = {k: _image(tags[k], base) for k in ("keep", "drop", "foreign")}
+        ids["agent"] = _image(tags["agent"], tags["drop"])
+        stamps = {k: _stamp(home, f"swe-env-prunetest-{k}-{uid}", image=tags[k], id=ids.get(k, "sha256:0"))
+                  for k in ("keep", "drop", "gone")}
+        stamps["foreign"] = _stamp(home, f"swe-env-prunetest-foreign-{uid}", image=tags["foreign"],
+                                   id="sha256:" + "1" * 64)  # the tag was built again elsewhere since
+        stamps["agent"] = _stamp(home, f"agent-prunetest-on-drop-{uid}", image=tags["agent"], id=ids["agent"],
+                                 base=tags["drop"])
+        task = home / "evals" / "swe" / "tasks" / "lab__calc-1"
+        task.mkdir(parents=True)
+        (task / "task.json").write_text(json.dumps({"task": "lab__calc-1", "image": tags["keep"]}))
+        (task / "tests.json").write_text('{"version": 1, "tests": []}')
+
+        dry = run_doit(home, "prune:swe", "dry=1", timeout=300)
+        said = dry.stdout + dry.stderr
+        assert dry.code == 0, said
+        assert "(dry run): 2 image(s) no published task needs would be removed" in said, said
+        assert f"{tags['drop']}: would be removed (environment image" in said
+        assert f"{tags['agent']}: would be removed (agent image" in said
+        assert all(sandbox.image_id(tags[k]) == ids[k] for k in ids) and all(p.exists() for p in stamps.values())
+
+        res = run_doit(home, "prune:swe", timeout=300)
+        said = res.stdout + res.stderr
+        assert res.code == 0, said
+        assert re.search(r"prune:swe: removed 2 image\(s\) no published task needs; [\d.]+ [MG]B freed", said), said
+        assert f"{tags['foreign']}: left alone" in said and f"{tags['gone']}: already gone" in said
+        assert sandbox.image_id(tags["drop"]) is None and sandbox.image_id(tags["agent"]) is None
+        assert sandbox.image_id(tags["keep"]) == ids["keep"] and sandbox.image_id(tags["foreign"]) == ids["foreign"]
+        assert {k for k, p in stamps.items() if p.exists()} == {"keep", "foreign"}
+
+        again = run_doit(home, "prune:swe", timeout=300)
+        assert "nothing removed" in again.stdout + again.stderr
+    finally:
+        for tag in tags.values():
+            try:
+                sandbox.remove_image(tag)
+            except sandbox.SandboxError:
+                pass
+
+
+def test_prune_of_a_tier_without_images_of_its_own_says_so(tmp_path):
+    home = tmp_path / "home"
+    (home / "evals" / "aider").mkdir(parents=True)
+    (home / "evals" / "aider" / "suite.toml").write_text('upstream = "x"\nref = "main"\nlanguages = ["python"]\n')
+    res = run_doit(home, "prune:aider", timeout=120)
+    assert res.code != 0 and "the aider tier builds no images of its own to prune" in res.stdout + res.stderr
