@@ -1,6 +1,6 @@
 """How an swe task's tests run and are named, one ``Runner`` per kind of test runner; an environment names its
-runner (``Env.runner``). Each runner's check.sh part is ``templates/swe/run_<name>.sh.j2`` (included by
-``templates/swe/check.sh.j2``); whatever it runs, it leaves a JUnit XML report in ``$out`` for the host
+runner (``Env.runner``). check.sh's test run is pytest's (in ``templates/swe/check.sh.j2``) or, for another
+runner, ``templates/swe/run_<name>.sh.j2``; whatever it runs, it leaves a JUnit XML report in ``$out`` for the host
 (``rules.reports.parse_junit``), under the same contract: written by the run of the graded code, copied out by
 root after every tester process is killed, weighed with the canaries (``rules.grade``).
 
@@ -15,7 +15,7 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Runner:
-    """One kind of test run: ``name`` (its check.sh part, ``templates/swe/run_<name>.sh.j2``); ``test_name(name)``:
+    """One kind of test run: ``name`` (check.sh's ``runner``); ``test_name(name)``:
     whether a dataset name can be a test at all; ``stands_for(name)``: whether it stands for several report ids
     (resolved against the gold patch's run: ``swebench.members``); ``test_ids(instance, test_files)``: each
     FAIL_TO_PASS/PASS_TO_PASS name → its report id, raising Rejected for names with none; ``run_files(instance,
