@@ -21,6 +21,9 @@ from rules.tiers.swe.env import Env
 _LOCALE = ("sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen",)
 _LOCALE_ENV = (("LANG", "en_US.UTF-8"), ("LANGUAGE", "en_US:en"), ("LC_ALL", "en_US.UTF-8"))
 _INSTALL = ("pip install -r /opt/lab/constraints.txt",)
+# a pyenv build's sysconfig links extensions (pywatchman's) against libpython in the folder it was built in
+# (/root/.pyenv/versions/X.Y.Z/lib), absent from the image: the copy at /opt/lab/python/lib is the one to find
+_INSTALL_PYENV = ("LDFLAGS=-L/opt/lab/python/lib pip install -r /opt/lab/constraints.txt",)
 
 
 def _django(version: str, python: str, pins: tuple[str, ...], locale: bool = False) -> Env:
@@ -29,9 +32,9 @@ def _django(version: str, python: str, pins: tuple[str, ...], locale: bool = Fal
     apt = ("locales",) if locale else ()
     if python == "3.6":
         apt += ("python3",)  # the canaries' script (ast end positions: Python 3.8 or newer)
-    return Env(f"django-{version}", "django/django", (version,), python, "bookworm",
-               install=(_LOCALE if locale else ()) + _INSTALL, pins=pins, apt=apt, pythonpath=".",
-               setup_source=False, test_env=_LOCALE_ENV if locale else (), runner="django")
+    install = (_LOCALE if locale else ()) + (_INSTALL if python == "3.11" else _INSTALL_PYENV)
+    return Env(f"django-{version}", "django/django", (version,), python, "bookworm", install=install, pins=pins,
+               apt=apt, pythonpath=".", setup_source=False, test_env=_LOCALE_ENV if locale else (), runner="django")
 
 
 # 3.0: environment.yml of django__django-11179 (Python 3.6.13 there)
