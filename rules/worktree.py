@@ -25,8 +25,11 @@ WORK_TREE_DEPTH = 200  # a work tree (or /lab/out) with folders nested deeper th
 def lay_work_tree(task_dir: Path, work_tree: Path, answer_dir: Path | None = None) -> None:
     """Run the task's ``setup.sh`` into ``work_tree``; then lay the reference solution from ``answer_dir``
     over it when given. Raises RuntimeError with setup.sh's output when it fails."""
+    # no `git gc --auto` in the background after setup.sh's commit: a tree of more files than gc.auto (6,700; django's
+    # 6,800) would start one, still writing into .git while the caller removes or copies the tree
+    env = {**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "0"}
     proc = subprocess.run(["sh", str(Path(task_dir) / "setup.sh"), str(work_tree)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"setup.sh failed ({proc.returncode}): {proc.stderr.strip()[:2000]}")
     if answer_dir is not None:

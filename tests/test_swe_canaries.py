@@ -211,3 +211,28 @@ def test_on_real_unittest_modules_an_honest_solution_fails_only_the_failing_cana
             wrong.append((ex.slug, verdict, evidence[:2]))
     assert checked == 34 and mutants >= 34, (checked, mutants)
     assert wrong == []
+
+
+DEFINES_A_CLASS = '''import unittest
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_add_model(self):
+        class Model:
+            registered = True
+        self.assertEqual(add(2, 3), 5)
+
+    def test_add_plain(self):
+        self.assertEqual(add(1, 1), 2)
+'''
+
+
+def test_a_test_that_defines_a_class_is_never_copied(tmp_path):
+    """Defining a class twice may not be harmless (django registers a model's name once per app: the copy made
+    the original test error in django__django-11999's gold run), so only the other test is copied."""
+    for seed in ("kaaaa", "kcccc", "kdddd", "keeee"):
+        m = _run(tmp_path / seed, {"tests/test_calc.py": DEFINES_A_CLASS}, ["tests.test_calc.CalcTest::test_add_model"],
+                 ["tests.test_calc.CalcTest::test_add_plain"], tokens=(seed, "kbbbb"))
+        assert set(m["originals"].values()) == {"test_add_plain"}, m

@@ -16,7 +16,9 @@ class Env:
     extra ``apt`` packages, the ``pythonpath`` folder of the work tree put first on the path (``src``, ``.``; empty: none, the
     test run's working folder /work is on it anyway), ``prepare`` shell lines check.sh runs as root in the work tree before the tests (``{version}`` is
     the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
-    serves, ahead of entries matched by version) and ``exclude`` (test names dropped from every expectation)."""
+    serves, ahead of entries matched by version), ``exclude`` (test names dropped from every expectation) and
+    ``runner``: how check.sh runs the tests and names them (``rules.tiers.swe.runners``: "pytest", or "django" for
+    django's own ``tests/runtests.py``)."""
 
     name: str
     repo: str
@@ -36,6 +38,8 @@ class Env:
     # image's identity) and its folder on this machine (not: the same interpreter elsewhere is the same image)
     interpreter: str = ""
     interpreter_dir: str = field(default="", repr=False, compare=False)
+    # out of repr so that the entries running pytest keep the digest they had before runners were named
+    runner: str = field(default="pytest", repr=False)
 
     @property
     def tag(self) -> str:
@@ -51,4 +55,5 @@ class Env:
 
     def digest(self) -> str:
         """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
-        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+        text = repr(self) + ("" if self.runner == "pytest" else f" runner={self.runner}")
+        return hashlib.sha256(text.encode()).hexdigest()[:16]

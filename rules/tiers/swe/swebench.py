@@ -103,6 +103,7 @@ def interpreter_tar(folder: Path) -> bytes:
 
 
 from rules.tiers.swe.envs import ENVS  # noqa: E402  (lab's table, one module per repository)
+from rules.tiers.swe.runners import runner_for  # noqa: E402  (how an environment's tests run and are named)
 
 
 def environments(suite: Suite | None = None) -> tuple[Env, ...]:
@@ -117,7 +118,8 @@ def environments(suite: Suite | None = None) -> tuple[Env, ...]:
                 python=str(raw.get("python", "3.11")), suite=str(raw.get("suite", "bookworm")),
                 install=tuple(raw.get("install", ())), pins=tuple(raw.get("pins", ())), apt=tuple(raw.get("apt", ())),
                 pythonpath=str(raw.get("pythonpath", "")), setup_source=bool(raw.get("setup_source", True)),
-                prepare=tuple(raw.get("prepare", ())), test_env=tuple(sorted(dict(raw.get("test_env", {})).items())))
+                prepare=tuple(raw.get("prepare", ())), test_env=tuple(sorted(dict(raw.get("test_env", {})).items())),
+                runner=str(raw.get("runner", "pytest")))
         except (KeyError, TypeError, AttributeError) as exc:
             raise Rejected(f"evals/swe/suite.toml [envs.{name}]: missing or malformed {exc}; give repo, versions "
                            "and install") from None
@@ -390,15 +392,16 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
     py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
                 if p.endswith(".py") and data is not None}
-    excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude or not test_name(n)]
+    runner = runner_for(env.runner)
+    excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude or not runner.test_name(n)]
     if any(n in env.exclude for n in inst.fail_to_pass):
         raise Rejected(f"a FAIL_TO_PASS test needs a network: {', '.join(n for n in inst.fail_to_pass if n in env.exclude)}")
-    if any(not test_name(n) for n in inst.fail_to_pass):
-        raise Rejected(f"FAIL_TO_PASS holds names that are no test: {', '.join(n for n in inst.fail_to_pass if not test_name(n))}")
+    if any(not runner.test_name(n) for n in inst.fail_to_pass):
+        raise Rejected(f"FAIL_TO_PASS holds names that are no test: {', '.join(n for n in inst.fail_to_pass if not runner.test_name(n))}")
     inst = dataclasses.replace(inst, pass_to_pass=tuple(n for n in inst.pass_to_pass
-                                                        if n not in env.exclude and test_name(n)))
-    ids = test_ids(inst, py_tests)
-    files = run_files(inst, py_tests)
+                                                        if n not in env.exclude and runner.test_name(n)))
+    ids = runner.test_ids(inst, py_tests)
+    files = runner.run_files(inst, py_tests)
     if not files:
         raise Rejected("the test patch touches none of the files its FAIL_TO_PASS/PASS_TO_PASS tests live in")
     inifile = _inifile(small)
@@ -412,13 +415,13 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         shadow_dirs=shadow_dirs(sorted(set(touched) | set(files)), base_files),
         prepare=[line.format(version=inst.version, major=major, minor=minor) for line in env.prepare],
         pythonpath="" if not env.pythonpath else "/work" if env.pythonpath == "." else f"/work/{env.pythonpath}",
-        test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout,
+        test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout, runner=runner.name, labels=runner.labels,
     )
     pre_existing = [p for p in files if p in base_files]
     meta = TaskMeta(
         task=inst.id, tier=TIER, groups={"repo": inst.repo}, report="junit", test_files=files,
         solution_files=[],  # no {files} for the agent: finding them is the task
-        test_cmd=test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
+        test_cmd=runner.test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
         graded="patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
         extra={
             # no group of this tier: kept in task.json only, so the task digests of stored trials still match
@@ -427,7 +430,7 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
             "test_patch_files": touched, "gold_files": sorted(gold),
             "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
             "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
-            "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if truncated(n)),
+            "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if runner.stands_for(n)),
             "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
         })

@@ -7,6 +7,6 @@ Order matters only among entries with no ``only``: the first one serving an inst
 environment (``swebench.env_for``)."""
 from __future__ import annotations
 
-from rules.tiers.swe.envs import flask, pylint, pytest, requests, sympy
+from rules.tiers.swe.envs import django, flask, pylint, pytest, requests, sympy
 
-ENVS = flask.ENVS + requests.ENVS + pytest.ENVS + pylint.ENVS + sympy.ENVS
+ENVS = flask.ENVS + requests.ENVS + pytest.ENVS + pylint.ENVS + sympy.ENVS + django.ENVS
