@@ -257,7 +257,7 @@ def main() -> None:
         home = new_home(f"home-{lang}{'-' + side.name if side.name else ''}", side.lab)
         build_root = home / ".lab" / "build" / "aider"
         row: dict = {"load_before": noop_vs_plain.load()}
-        t_lab, _ = doit(home, "gen:aider", *select, f"langs={lang}", f"jobs={args.jobs}", lab=side.lab)
+        t_lab, gen = doit(home, "gen:aider", *select, f"langs={lang}", f"jobs={args.jobs}", lab=side.lab)
         builds = sorted(b for b in build_root.glob(f"{lang}-*")
                         if json.loads((b / "proof.json").read_text())["status"] in ("kept", "free"))
         t_plain, runs, failed = prove_vs_plain.plain_track(builds, args.jobs, images.GRADER)
@@ -265,6 +265,9 @@ def main() -> None:
                         "ratio": round(t_lab / t_plain, 3) if t_plain else None, "plain_references_failed": failed}
         manifest = json.loads((home / "evals" / "aider" / "manifest.json").read_text())
         published = [e for e in manifest["tasks"] if e.get("published")]
+        if not published:
+            sys.exit(f"{side.label(lang)}: gen published no task, so there is no noop run to time; gen said:\n"
+                     f"{gen.stdout[-3000:]}\n{gen.stderr[-3000:]}")
         strays = sorted({e.get("language") for e in published} - {lang})
         if strays:
             sys.exit(f"{lang}: the home publishes other tracks too ({strays}): the noop run would time them")
