@@ -11,6 +11,7 @@ from another machine.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -24,10 +25,26 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 
 
-def doit(home: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
-    env = {**os.environ, "LAB_HOME": str(home)}
+@dataclasses.dataclass(frozen=True)
+class Lab:
+    """A lab checkout that doit runs from: ``root`` holds its dodo.py, rules/ and templates/ (imported before the
+    installed ones), ``grader`` is the grader image tag its homes build and prove with (LAB_GRADER_IMAGE; None:
+    as the caller's environment says), so another revision's image never takes this checkout's tag."""
+    root: Path = PROJECT
+    grader: str | None = None
+
+
+HERE = Lab()
+
+
+def doit(home: Path, *args: str, lab: Lab = HERE) -> tuple[float, subprocess.CompletedProcess]:
+    """Run ``doit *args`` of checkout ``lab`` in the lab home ``home`` (LAB_HOME); returns (wall seconds, the
+    finished process). Exits with doit's output when it fails."""
+    env = {**os.environ, "LAB_HOME": str(home), "PYTHONPATH": str(lab.root)}
+    if lab.grader:
+        env["LAB_GRADER_IMAGE"] = lab.grader
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(PROJECT / "dodo.py"), *args], cwd=PROJECT,
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(lab.root / "dodo.py"), *args], cwd=lab.root,
                           env=env, capture_output=True, text=True)
     seconds = time.monotonic() - start
     if proc.returncode != 0:
@@ -40,20 +57,22 @@ def git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def noop_reruns(home: Path, gen_args: list[str], runs: int) -> list[float]:
-    """Time ``doit gen:aider *gen_args`` ``runs`` times in the lab home ``home`` with nothing changed (seconds
-    each); stops when one of them proved anything."""
+def noop_reruns(home: Path, gen_args: list[str], runs: int, lab: Lab = HERE) -> list[float]:
+    """Time ``doit gen:aider *gen_args`` (of checkout ``lab``) ``runs`` times in the lab home ``home`` with nothing
+    changed (seconds each); stops when one of them proved anything."""
     seconds = []
     for _ in range(runs):
-        t, proc = doit(home, "gen:aider", *gen_args)
+        t, proc = doit(home, "gen:aider", *gen_args, lab=lab)
         assert ".  prove:" not in proc.stdout, "a no-op run proved something"
         seconds.append(t)
     return seconds
 
 
-def one_change(home: Path, clone: Path, gen_args: list[str], lang: str | None = None, pull: bool = True) -> dict:
+def one_change(home: Path, clone: Path, gen_args: list[str], lang: str | None = None, pull: bool = True,
+               lab: Lab = HERE) -> dict:
     """The one-change rerun: touch the test file of the first published exercise (of track ``lang``, or any) in
-    the upstream clone ``clone``, commit, and time ``doit gen:aider *gen_args`` in the lab home ``home``: after
+    the upstream clone ``clone``, commit, and time ``doit gen:aider *gen_args`` (of checkout ``lab``) in the lab
+    home ``home``: after
     ``doit pull:aider`` of the new commit (``pull``), or with ``ref=`` of it given to gen (its fetch then counted).
     Returns ``{"task", "seconds", "proof_seconds" (that exercise's new proof), "overhead_seconds", "proved"}``."""
     manifest = json.loads((home / "evals/aider/manifest.json").read_text())
@@ -65,8 +84,8 @@ def one_change(home: Path, clone: Path, gen_args: list[str], lang: str | None = 
     git(clone, "commit", "-qam", f"benchmark: touch {victim['task']}")
     ref = f"ref={git(clone, 'rev-parse', 'HEAD')}"
     if pull:
-        doit(home, "pull:aider", f"upstream={clone}", ref)
-    t, proc = doit(home, "gen:aider", *gen_args, *([] if pull else [ref]))
+        doit(home, "pull:aider", f"upstream={clone}", ref, lab=lab)
+    t, proc = doit(home, "gen:aider", *gen_args, *([] if pull else [ref]), lab=lab)
     proved = [line for line in proc.stdout.splitlines() if line.startswith(".  prove:")]
     proof = json.loads((home / ".lab" / "build" / "aider" / victim["task"] / "proof.json").read_text())
     return {"task": victim["task"], "seconds": round(t, 2), "proof_seconds": proof["seconds"],

@@ -87,7 +87,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_incremental import clean_up, doit, git  # noqa: E402  (benchmarks/ is the script's folder)
+from gen_incremental import HERE, Lab, clean_up, doit, git  # noqa: E402  (benchmarks/ is the script's folder)
 from prove_vs_plain import plain_command  # noqa: E402
 
 PLAIN_VOLUME = "lab-bench-nvp-cache"  # the plain script's build caches (its own: another benchmark may run)
@@ -134,15 +134,16 @@ def plain_stubs(tasks: list[Path], jobs: int, image: str) -> tuple[float, list[d
     return seconds, done
 
 
-def lab_run(home: Path, tries: int, jobs: int, published: list[dict]) -> dict:
-    """Time ``doit run agent=noop jobs=J`` (``tries=`` given only when not lab's default 2) from an empty runs
-    folder, check every published task got a result (exits when one has none), and return ``{"seconds", "trials",
-    "per_trial": {agent, grading, other, trial} (mean seconds), "agent_containers", "gradings", "unexpected"}``
+def lab_run(home: Path, tries: int, jobs: int, published: list[dict], lab: Lab = HERE) -> dict:
+    """Time ``doit run agent=noop jobs=J`` of checkout ``lab`` (``tries=`` given only when not lab's default 2)
+    from an empty runs folder, check every published task got a result (exits when one has none), and return
+    ``{"seconds", "trials", "per_trial": {agent, grading, other, trial} (mean seconds), "agent_containers",
+    "gradings", "unexpected"}``
     (``unexpected``: trials whose status is not a noop's, pass exactly for the free tasks; said on stderr)."""
     runs = home / "evals" / "aider" / "runs" / "noop"
     shutil.rmtree(runs, ignore_errors=True)
     args = ["run", "agent=noop", f"jobs={jobs}"] + ([f"tries={tries}"] if tries != 2 else [])
-    seconds, _ = doit(home, *args)
+    seconds, _ = doit(home, *args, lab=lab)
     results = {}
     for e in published:
         p = runs / e["task"] / "result.json"
