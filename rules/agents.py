@@ -97,7 +97,7 @@ def slug(value: str) -> str:
 
 
 LOCAL = "local"  # the model setting's value that runs an agent against lab's local model (README.md, model=local)
-LOCAL_FIELDS = ("env_set", "model", "served_by", "requests", "tokens", "settings")
+LOCAL_FIELDS = ("env_set", "model", "served_by", "requests", "tokens", "reply_tokens", "settings")
 LOCAL_SOURCE = "aider-local"  # the agent whose service is lab's local model, unless a [NAME.local] names another
 
 
@@ -107,7 +107,8 @@ class Local:
     variables that point it at lab's gateway (``env_set``: its base URL and key), the model name it asks for
     (``model``; default: the name the local server gives its model), ``served_by``, the agent whose
     ``[service]`` runs the local model (its ``service``, attached when agents.toml is loaded), the per-try
-    ``budget`` at the gateway on such a run (``requests``, ``tokens``; 0: the agent's ``[NAME.limits]`` one) and
+    ``budget`` at the gateway on such a run (``requests``, ``tokens``, ``reply_tokens``; none given: the agent's
+    ``[NAME.limits]`` one) and
     ``settings``, the values its other settings take on such a run unless the command line or their variable
     gives one (``(("config", "mini_textbased.yaml"),)``: a local model answers tool calls with text)."""
 

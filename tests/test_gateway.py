@@ -240,3 +240,26 @@ def test_the_count_names_the_fields_the_gateway_dropped(monkeypatch):
     monkeypatch.setattr(sandbox, "service_exec", lambda handle, argv: (0, "\n".join(json.dumps(r) for r in rows)))
     assert gateway_usage(t, 1)["dropped"] == ["context_management"]
     assert gateway_usage(t, 2)["dropped"] == ["client_metadata"] and gateway_usage(t, 3)["dropped"] == []
+
+
+def test_the_gateway_caps_each_reply_at_the_budgets_reply_tokens():
+    """A tiny local model given no ``max_tokens`` (most agents send none) runs on to the end of its context at
+    llama-cpp-python's server: thousands of tokens a reply, minutes each on a busy core. The budget's
+    ``reply_tokens`` reaches the gateway's command, and ``capped`` lowers or sets the upstream's ``max_tokens``."""
+    import ast
+
+    agent = parse_agent("gw", {**AGENT, "limits": {"requests": 3, "reply_tokens": 512}})
+    assert "--requests 3 --tokens 0 --reply-tokens 512" in " ".join(agent.gateway.argv())
+    assert agent.definition()["budget"] == {"requests": 3, "tokens": 0, "reply_tokens": 512}
+    assert "--reply-tokens" not in " ".join(parse_agent("gw", AGENT).gateway.argv())  # unset: the command as it was
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "capped")
+    space: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
+    capped = space["capped"]
+    assert capped({"temperature": 0}, 512) == {"temperature": 0, "max_tokens": 512}
+    assert capped({"max_tokens": 32000}, 512) == {"max_tokens": 512}
+    assert capped({"max_tokens": 100}, 512) == {"max_tokens": 100}
+    assert capped({"max_completion_tokens": 9000}, 512) == {"max_completion_tokens": 512, "max_tokens": 512}
+    assert capped({"max_completion_tokens": 300}, 512) == {"max_completion_tokens": 300, "max_tokens": 300}
+    assert capped({"max_tokens": 32000}, 0) == {"max_tokens": 32000}

@@ -374,12 +374,12 @@ def test_a_local_table_gives_model_local_runs_a_budget_and_settings_of_their_own
     extra = TOMO_LOCAL.replace('[tomo.settings]\nmodel = { env = "TOMO_MODEL" }\n',
                                '[tomo.settings]\nmodel = { env = "TOMO_MODEL" }\n'
                                'config = { env = "TOMO_CONFIG", default = "tools.yaml" }\n')
-    extra += 'requests = 12\ntokens = 50000\nsettings = { config = "text.yaml" }\n'
+    extra += 'requests = 12\ntokens = 50000\nreply_tokens = 700\nsettings = { config = "text.yaml" }\n'
     tomo = load_agents(_with_tomo(tmp_path, extra))["tomo"]
     local = tomo.resolve({"model": "local"})
-    assert local.budget == Budget(requests=12, tokens=50000) and local.definition()["budget"] == {
-        "requests": 12, "tokens": 50000}
-    assert "--requests 12 --tokens 50000" in " ".join(local.gateway.command)
+    assert local.budget == Budget(requests=12, tokens=50000, reply_tokens=700) and local.definition()["budget"] == {
+        "requests": 12, "tokens": 50000, "reply_tokens": 700}
+    assert "--requests 12 --tokens 50000 --reply-tokens 700" in " ".join(local.gateway.command)
     assert dict(local.values) == {"model": "local", "config": "text.yaml"} and local.run == "tomo.local.text.yaml"
     assert dict(tomo.resolve({"model": "local", "config": "mine.yaml"}).values)["config"] == "mine.yaml"
     assert dict(tomo.resolve({}, environ={"TOMO_MODEL": "local"}).values)["config"] == "text.yaml"
@@ -406,5 +406,6 @@ def test_the_shipped_agents_run_on_the_local_model_with_a_budget_and_with_one_se
     agents = load_agents(ROOT / "evals" / "agents.toml")  # as test_agents_scripted: the shipped tables themselves
     names = ("aider", "claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "cline", "mini-swe-agent")
     local = {name: agents[name].resolve({"model": "local"}) for name in names}
-    assert all(a.budget.requests > 0 for a in local.values()), {n: a.budget for n, a in local.items()}
+    assert all(a.budget.requests > 0 and a.budget.reply_tokens > 0 for a in local.values()), {
+        n: a.budget for n, a in local.items()}
     assert dict(local["mini-swe-agent"].values)["config"] == "mini_textbased.yaml"

@@ -3,7 +3,7 @@
 ``{"try", "refused": "requests" | "tokens"}``, or ``{"try", "admitted": true}`` for each request let through:
 litellm may log one failure per retry of a request, or ``{"try", "dropped": [field, ...], "call"}`` for a request
 whose body held fields the gateway's translation does not take, which were removed), and the per-try budget of ``budget.json``: a request past it is
-refused with status 400 before it reaches the upstream. The try number is what lab last wrote to ``try``.
+refused with status 400 before it reaches the upstream; its ``reply_tokens`` caps each reply (``capped``). The try number is what lab last wrote to ``try``.
 """
 import inspect
 import json
@@ -301,8 +301,49 @@ def _function_calls_in_the_responses_stream() -> None:
     Stream.__anext__ = __anext__
 
 
+def reply_cap() -> int:
+    """The most tokens one reply may have (``budget.json``'s ``reply_tokens``; 0: no cap)."""
+    try:
+        return int(json.loads((STATE / "budget.json").read_text()).get("reply_tokens") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0
+
+
+def capped(params: dict, cap: int) -> dict:
+    """``params`` (a chat completion's optional parameters, as litellm sends them upstream) with ``max_tokens``
+    (and ``max_completion_tokens``, when given) at most ``cap``, set to ``cap`` when the request gave none;
+    ``params`` unchanged when ``cap`` is 0. Without it a small model runs on to the end of its context: an
+    OpenAI-compatible server given no ``max_tokens`` (llama-cpp-python's) fills the rest of its window."""
+    if cap <= 0:
+        return params
+    for key in ("max_tokens", "max_completion_tokens"):
+        if isinstance(params.get(key), int) and params[key] > cap:
+            params[key] = cap
+    params.setdefault("max_tokens", min(params.get("max_completion_tokens") or cap, cap))
+    return params
+
+
+def _reply_cap_on_every_route() -> None:
+    """Cap each reply at ``reply_cap()`` tokens on every route: the chat completions route and the routes
+    litellm 1.80.8 turns into chat completions (Anthropic Messages, Responses, Gemini) all build their upstream
+    request's parameters with ``litellm.main.get_optional_params``, where each route's own field (``max_tokens``,
+    ``max_output_tokens``, ``maxOutputTokens``) is already ``max_tokens``; the Gemini route passes the pre-call
+    hook by, so the cap is put here rather than there."""
+    import litellm.main as main
+
+    original = main.get_optional_params
+    if getattr(original, "lab_cap", False):
+        return
+
+    def get_optional_params(*args, **kwargs):
+        return capped(original(*args, **kwargs), reply_cap())
+
+    get_optional_params.lab_cap = True
+    main.get_optional_params = get_optional_params
+
+
 for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route,
-               _function_calls_in_the_responses_stream):
+               _function_calls_in_the_responses_stream, _reply_cap_on_every_route):
     try:
         _patch()
     except (ImportError, AttributeError):  # another litellm: its routes are as they are
