@@ -180,7 +180,8 @@ GATEWAY_PORT = 4000
 GATEWAY_KEY = "sk-lab-gateway"  # the proxy's master key: the key an agent sends (no secret: 127.0.0.1 only)
 LITELLM_VERSION = "1.80.8"
 GATEWAY_STATE = "/tmp/lab-gateway"  # in the gateway's container: the try number lab writes, usage.jsonl
-GATEWAY_LIMITS = Limits(cpus=1.0, memory=1024**3, pids=256, timeout=120)
+# timeout: seconds to become ready; litellm's proxy took over 120 s to start at a load of 20 on 2 cores
+GATEWAY_LIMITS = Limits(cpus=1.0, memory=1024**3, pids=256, timeout=300)
 BUDGET_KINDS = ("requests", "tokens", "reply_tokens")
 
 
