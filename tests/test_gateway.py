@@ -4,6 +4,7 @@ the service's network namespace (no network), the usage counted per try, the bud
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from rules.agents import AgentError, parse_agent
 from rules.config import TEMPLATES
-from rules.services import Service, gateway_service
+from rules.services import Budget, Service, gateway_service
 
 FIXTURE = Path(__file__).resolve().parent / "scripted_model"
 SCRIPTED = {"image": str(FIXTURE / "scripted.Dockerfile.j2"),
@@ -46,12 +47,12 @@ def test_bad_gateway_tables_name_the_field(change, message):
 
 # ---- Docker: the gateway serving the fixture in a service namespace ----
 
-def _start(script: dict, requests: int = 0):
+def _start(script: dict, requests: int = 0, reply_tokens: int = 0):
     from rules import images, sandbox
 
     up = Service(image=SCRIPTED["image"], port=8080,
                  command=("python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", json.dumps(script)))
-    gw = gateway_service(up, "scripted", budget=__import__("rules.services").services.Budget(requests=requests))
+    gw = gateway_service(up, "scripted", budget=Budget(requests=requests, reply_tokens=reply_tokens))
     for s in (up, gw):
         images.build_service(s, "debian:bookworm")
     handle = sandbox.start_service(up.tag(), up.argv(), limits=up.limits, ready=up.probe(), labels={"lab.test": "gw"})
@@ -263,3 +264,20 @@ def test_the_gateway_caps_each_reply_at_the_budgets_reply_tokens():
     assert capped({"max_completion_tokens": 9000}, 512) == {"max_completion_tokens": 512, "max_tokens": 512}
     assert capped({"max_completion_tokens": 300}, 512) == {"max_completion_tokens": 300, "max_tokens": 300}
     assert capped({"max_tokens": 32000}, 0) == {"max_tokens": 32000}
+
+
+@pytest.mark.docker
+def test_every_route_reaches_the_upstream_with_its_reply_capped(grader_image, tmp_path):
+    """The budget's reply_tokens reaches the upstream on each of the five requests the client makes (chat,
+    streamed chat, Responses, Anthropic Messages asking 100, Gemini, which passes the pre-call hook by): the
+    scripted model fixture logs the max_tokens each request arrived with."""
+    from rules import sandbox
+
+    handle, gateway, gw = _start({"mode": "solve", "path": "a.py", "content": "x = 1\n"}, reply_tokens=64)
+    try:
+        got = _client(handle, gw)
+        assert all(code == 200 for code, _ in got.values()), got
+    finally:
+        sandbox.stop(gateway)
+        sandbox.stop(handle, tmp_path / "service.log")
+    assert re.findall(r"scripted-model: max_tokens: (\S+)", (tmp_path / "service.log").read_text()) == ["64"] * 5
