@@ -132,7 +132,8 @@ def test_the_gateway_gives_a_tool_without_parameters_an_empty_schema():
 def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
     """qwen-code sends a message's content as a list of text parts (the OpenAI API allows it); the chat templates
     of llama-cpp-python's server concatenate content as a string ("can only concatenate str (not "list") to
-    str"), so every model=local request of qwen-code failed. Parts holding anything else are left alone."""
+    str"), so every model=local request of qwen-code failed; a cache mark on a part (litellm's translation of
+    Claude Code's system prompt) is dropped, the upstream takes none. Parts holding anything else are left alone."""
     import ast
 
     source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
@@ -147,7 +148,7 @@ def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
                          {"role": "user", "content": marked}, {"role": "assistant", "content": None}]}
     out = space["with_text_content"](data)["messages"]
     assert out[0]["content"] == "be brief" and out[1]["content"] == "plain"
-    assert out[2]["content"] == image and out[3]["content"] == marked and out[4]["content"] is None
+    assert out[2]["content"] == image and out[3]["content"] == "x" and out[4]["content"] is None
     assert space["with_text_content"]({"model": "m"}) == {"model": "m"}
 
 
@@ -269,8 +270,10 @@ def test_the_gateway_caps_each_reply_at_the_budgets_reply_tokens():
 @pytest.mark.docker
 def test_every_route_reaches_the_upstream_with_its_reply_capped(grader_image, tmp_path):
     """The budget's reply_tokens reaches the upstream on each of the five requests the client makes (chat,
-    streamed chat, Responses, Anthropic Messages asking 100, Gemini, which passes the pre-call hook by): the
-    scripted model fixture logs the max_tokens each request arrived with."""
+    streamed chat, Responses, Anthropic Messages asking 100, Gemini, which passes the pre-call hook by), and no
+    message reaches it as a list of parts (the Anthropic request's system prompt is parts with a cache mark, as
+    Claude Code's: llama-cpp-python's server refused every such request): the scripted model fixture logs the
+    max_tokens and the messages of list content each request arrived with."""
     from rules import sandbox
 
     handle, gateway, gw = _start({"mode": "solve", "path": "a.py", "content": "x = 1\n"}, reply_tokens=64)
@@ -280,4 +283,6 @@ def test_every_route_reaches_the_upstream_with_its_reply_capped(grader_image, tm
     finally:
         sandbox.stop(gateway)
         sandbox.stop(handle, tmp_path / "service.log")
-    assert re.findall(r"scripted-model: max_tokens: (\S+)", (tmp_path / "service.log").read_text()) == ["64"] * 5
+    log = (tmp_path / "service.log").read_text()
+    assert re.findall(r"scripted-model: max_tokens: (\S+)", log) == ["64"] * 5
+    assert re.findall(r"scripted-model: messages of parts: (\S+)", log) == ["0"] * 5
