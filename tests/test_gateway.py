@@ -207,6 +207,28 @@ def test_a_try_whose_every_request_failed_says_why_or_where_the_reason_is():
     assert gateway_problem({**base, "failed": 4, "errors": []}) is None
 
 
+def test_a_stream_that_failed_silently_takes_the_model_servers_own_reason():
+    """qwen-code's requests were streams that llama-cpp-python's server failed after their start: nothing reached
+    the gateway, and every model=local trial said only 'no error text reached it'. The server's last error line
+    (its ValueError) is the reason, and a request longer than the model's window is kind ``context``."""
+    from types import SimpleNamespace
+
+    from rules.trial import gateway_problem, last_server_error, server_reason
+
+    base = {"requests": 5, "failed": 5, "tokens_sent": 0, "tokens_received": 0, "refused": 0, "over_budget": None,
+            "errors": []}
+    said = "ValueError: Requested tokens (9219) exceed context window of 8192"
+    found = gateway_problem(base, lambda: said)
+    assert found == {"kind": "context", "message": "the gateway saw all 5 request(s) fail; the model server said: "
+                                                   f"{said} (the trial's service.log)"}
+    assert gateway_problem(base, lambda: "RuntimeError: out of slots")["kind"] == "provider"
+    assert gateway_problem({**base, "errors": ["AuthenticationError: 401"]}, lambda: said)["kind"] == "auth"
+    log = ('INFO:     Uvicorn running\nTraceback (most recent call last):\n  File "llama.py", line 1273\n'
+           f'    raise ValueError(\n{said}\nINFO:     127.0.0.1:44176 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+    assert last_server_error(log) == said and last_server_error("INFO: all well\n") == ""
+    assert server_reason(SimpleNamespace(service=None)) == ""
+
+
 def test_the_gateway_drops_the_body_fields_its_translation_cannot_carry_and_names_them():
     """claude-code's Messages requests carry ``context_management`` and codex's Responses requests
     ``client_metadata``: litellm passes a body field it has no parameter for on as a keyword, and the upstream
