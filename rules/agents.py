@@ -34,16 +34,8 @@ from typing import Iterable, Mapping
 
 from rules import adapters
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
-from rules.services import (
-    BUDGET_KINDS,
-    GATEWAY_PORT,
-    Budget,
-    Service,
-    gateway_service,
-    parse_budget,
-    parse_gateway,
-    parse_service,
-)
+from rules.services import (BUDGET_KINDS, GATEWAY_PORT, Budget, Service, gateway_service, parse_budget, parse_gateway,
+                            parse_service)
 
 AGENTS_FILE = EVALS / "agents.toml"
 DEFINITION_FORMAT = 1  # bump when the meaning of a definition's fields changes: every trial is redone

@@ -240,8 +240,8 @@ def parse_gateway(raw, upstream: Service | None, budget: Budget, where: str) -> 
 
 
 def parse_budget(limits: dict, where: str) -> tuple[Budget, dict]:
-    """The budget in an agent's limits table (``requests``, ``tokens``, ``reply_tokens``: whole numbers >= 0) and the table
-    without them. Raises ServiceError on a bad value."""
+    """The budget in an agent's limits table (``requests``, ``tokens``, ``reply_tokens``: whole numbers >= 0)
+    and the table without them. Raises ServiceError on a bad value."""
     values = {}
     for kind in BUDGET_KINDS:
         value = limits.get(kind, 0)

@@ -383,9 +383,11 @@ def test_a_local_table_gives_model_local_runs_a_budget_and_settings_of_their_own
     assert dict(local.values) == {"model": "local", "config": "text.yaml"} and local.run == "tomo.local.text.yaml"
     assert dict(tomo.resolve({"model": "local", "config": "mine.yaml"}).values)["config"] == "mine.yaml"
     assert dict(tomo.resolve({}, environ={"TOMO_MODEL": "local"}).values)["config"] == "text.yaml"
-    assert dict(tomo.resolve({}, environ={"TOMO_MODEL": "local", "TOMO_CONFIG": "env.yaml"}).values)["config"] == "env.yaml"
+    from_env = tomo.resolve({}, environ={"TOMO_MODEL": "local", "TOMO_CONFIG": "env.yaml"})
+    assert dict(from_env.values)["config"] == "env.yaml"
     remote = tomo.resolve({"model": "gpt-4o"})  # neither reaches a run against another model
-    assert remote.budget == Budget() and dict(remote.values)["config"] == "tools.yaml" and "budget" not in remote.definition()
+    assert remote.budget == Budget() and dict(remote.values)["config"] == "tools.yaml"
+    assert "budget" not in remote.definition()
 
 
 @pytest.mark.parametrize("extra, message", [

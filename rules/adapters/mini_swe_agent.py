@@ -51,7 +51,8 @@ def _cached(usage: dict) -> int | None:
 
 def usage(output: str, out_dir: Path) -> dict | None:
     """Tokens summed over the trajectory's model responses (``messages[].extra.response.usage``: prompt,
-    completion, cached prompt tokens; a format error's reply counted too: ``_usage_of``), cost ``info.model_stats.instance_cost`` (USD). mini-swe-agent records
+    completion, cached prompt tokens; a format error's reply counted too: ``_usage_of``), cost
+    ``info.model_stats.instance_cost`` (USD). mini-swe-agent records
     0.0 for a model litellm has no price for (``MSWEA_COST_TRACKING=ignore_errors``) and refuses to run an
     unpriced model otherwise, so 0 means unknown: None. None when there is no trajectory or no call was made
     (minisweagent/models/litellm_model.py, run/mini.py in mini-swe-agent 2.4.6)."""

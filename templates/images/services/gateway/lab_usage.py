@@ -3,7 +3,8 @@
 ``{"try", "refused": "requests" | "tokens"}``, or ``{"try", "admitted": true}`` for each request let through:
 litellm may log one failure per retry of a request, or ``{"try", "dropped": [field, ...], "call"}`` for a request
 whose body held fields the gateway's translation does not take, which were removed), and the per-try budget of ``budget.json``: a request past it is
-refused with status 400 before it reaches the upstream; its ``reply_tokens`` caps each reply (``capped``). The try number is what lab last wrote to ``try``.
+refused with status 400 before it reaches the upstream; its ``reply_tokens`` caps each reply
+(``capped``). The try number is what lab last wrote to ``try``.
 """
 import inspect
 import json
