@@ -627,7 +627,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             trajectory=_keep_trajectory(t, n, res.output, out_dir, hidden),
             gateway_usage=gateway_usage(t, n))
         result.tries.append(record)
-        problem = problem or gateway_problem(record.gateway_usage, lambda: service_reason(t))
+        problem = problem or gateway_problem(record.gateway_usage, lambda: server_reason(t))
         if problem is not None:
             record.outcome, record.note = "error", f"{problem['kind']}: {problem['message']}"
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
