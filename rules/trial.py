@@ -615,6 +615,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
     for n in range(1, t.tries + 1):
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
+        before = len(server_errors(t))  # the model server's errors of this try are those after these
         res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result, box)
         unreadable, out_unreadable = tree_problem(work), tree_problem(out_dir)
         record = TryRecord(
@@ -627,7 +628,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             trajectory=_keep_trajectory(t, n, res.output, out_dir, hidden),
             gateway_usage=gateway_usage(t, n))
         result.tries.append(record)
-        problem = problem or gateway_problem(record.gateway_usage, lambda: server_reason(t))
+        problem = problem or gateway_problem(record.gateway_usage, lambda: (server_errors(t)[before:] or [""])[-1])
         if problem is not None:
             record.outcome, record.note = "error", f"{problem['kind']}: {problem['message']}"
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
@@ -766,30 +767,44 @@ SERVER_ERROR = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)): .+$", re.M)
 CONTEXT_OVERFLOW = re.compile(r"context window|context length|maximum context", re.I)
 
 
-def last_server_error(output: str) -> str:
-    """The last error line (``SERVER_ERROR``) in a model server's ``output``, at most 300 characters; ""
-    when there is none."""
-    found = SERVER_ERROR.findall(output)
-    return found[-1].strip()[:300] if found else ""
+def error_lines(output: str) -> list[str]:
+    """The error lines (``SERVER_ERROR``) of a model server's ``output``, in order, each at most 300
+    characters."""
+    return [line.strip()[:300] for line in SERVER_ERROR.findall(output)]
 
 
-def server_reason(t: Trial) -> str:
-    """The last error line in the output of trial ``t``'s running service (its model server) so far, or ""
-    (no service, no such line, or its output cannot be read)."""
+def server_errors(t: Trial) -> list[str]:
+    """The error lines in the output of trial ``t``'s running service (its model server) so far; [] when it has
+    no service or its output cannot be read."""
     if t.service is None:
-        return ""
+        return []
     try:
-        return last_server_error(sandbox.service_output(t.service))
+        return error_lines(sandbox.service_output(t.service))
     except sandbox.SandboxError:
-        return ""
+        return []
 
 
 def gateway_problem(counted: dict | None, reason: Callable[[], str] = lambda: "") -> dict | None:
     """Why a try had no fair chance by the gateway's count, or None: every request it made failed at the
     upstream (none answered; e.g. a refused key: kind ``auth``; a request longer than the model's window:
     ``context``; else ``provider``). When no error text reached the gateway (a stream that failed after its
-    start), ``reason()`` gives the model server's own (``server_reason``), else the message names service.log."""
-    if not counted or not counted["requests"] or counted["failed"] < counted["requests"]:
+    start), ``reason()`` gives the model server's own error line of this try (``server_errors``), else the
+    message names service.log; a try of which the gateway counted no request at all, while the model server
+    failed one, had no fair chance either."""
+    if not counted:
+        return None
+    if not counted["requests"]:
+        if counted["refused"]:
+            return None  # over its budget from the first request: it had its chance
+        # nothing counted, yet the model server failed a request of the try: the Gemini route passes the
+        # gateway's hooks by when its request fails (gemini-cli's 10444-token prompt: 'fail', not 'error')
+        server = reason()
+        if not server:
+            return None
+        kind = "context" if CONTEXT_OVERFLOW.search(server) else "provider"
+        return {"kind": kind, "message": "every request of the try failed at the model server, the gateway counting "
+                                         f"none answered; the model server said: {server} (the trial's service.log)"}
+    if counted["failed"] < counted["requests"]:
         return None
     first = counted["errors"][0] if counted["errors"] else ""
     server = "" if first else reason()

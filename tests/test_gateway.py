@@ -213,7 +213,7 @@ def test_a_stream_that_failed_silently_takes_the_model_servers_own_reason():
     (its ValueError) is the reason, and a request longer than the model's window is kind ``context``."""
     from types import SimpleNamespace
 
-    from rules.trial import gateway_problem, last_server_error, server_reason
+    from rules.trial import error_lines, gateway_problem, server_errors
 
     base = {"requests": 5, "failed": 5, "tokens_sent": 0, "tokens_received": 0, "refused": 0, "over_budget": None,
             "errors": []}
@@ -225,8 +225,13 @@ def test_a_stream_that_failed_silently_takes_the_model_servers_own_reason():
     assert gateway_problem({**base, "errors": ["AuthenticationError: 401"]}, lambda: said)["kind"] == "auth"
     log = ('INFO:     Uvicorn running\nTraceback (most recent call last):\n  File "llama.py", line 1273\n'
            f'    raise ValueError(\n{said}\nINFO:     127.0.0.1:44176 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
-    assert last_server_error(log) == said and last_server_error("INFO: all well\n") == ""
-    assert server_reason(SimpleNamespace(service=None)) == ""
+    assert error_lines(log) == [said] and error_lines("INFO: all well\n") == []
+    assert server_errors(SimpleNamespace(service=None)) == []
+    # the Gemini route passes the gateway's hooks by when its request fails: nothing counted, the server failed
+    silent = gateway_problem({**base, "requests": 0, "failed": 0}, lambda: said)
+    assert silent["kind"] == "context" and said in silent["message"]
+    assert gateway_problem({**base, "requests": 0, "failed": 0}, lambda: "") is None  # the agent asked nothing
+    assert gateway_problem({**base, "requests": 0, "failed": 0, "refused": 2}, lambda: said) is None  # its budget
 
 
 def test_the_gateway_drops_the_body_fields_its_translation_cannot_carry_and_names_them():
