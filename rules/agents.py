@@ -34,7 +34,8 @@ from typing import Iterable, Mapping
 
 from rules import adapters
 from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
-from rules.services import GATEWAY_PORT, Budget, Service, gateway_service, parse_budget, parse_gateway, parse_service
+from rules.services import (BUDGET_KINDS, GATEWAY_PORT, Budget, Service, gateway_service, parse_budget, parse_gateway,
+                            parse_service)
 
 AGENTS_FILE = EVALS / "agents.toml"
 DEFINITION_FORMAT = 1  # bump when the meaning of a definition's fields changes: every trial is redone
@@ -89,7 +90,7 @@ def slug(value: str) -> str:
 
 
 LOCAL = "local"  # the model setting's value that runs an agent against lab's local model (README.md, model=local)
-LOCAL_FIELDS = ("env_set", "model", "served_by")
+LOCAL_FIELDS = ("env_set", "model", "served_by", "requests", "tokens", "reply_tokens", "settings")
 LOCAL_SOURCE = "aider-local"  # the agent whose service is lab's local model, unless a [NAME.local] names another
 
 
@@ -97,13 +98,19 @@ LOCAL_SOURCE = "aider-local"  # the agent whose service is lab's local model, un
 class Local:
     """How an agent reaches lab's local model on a ``model=local`` run (its ``[NAME.local]`` table): the
     variables that point it at lab's gateway (``env_set``: its base URL and key), the model name it asks for
-    (``model``; default: the name the local server gives its model) and ``served_by``, the agent whose
-    ``[service]`` runs the local model (its ``service``, attached when agents.toml is loaded)."""
+    (``model``; default: the name the local server gives its model), ``served_by``, the agent whose
+    ``[service]`` runs the local model (its ``service``, attached when agents.toml is loaded), the per-try
+    ``budget`` at the gateway on such a run (``requests``, ``tokens``, ``reply_tokens``; none given: the agent's
+    ``[NAME.limits]`` one) and
+    ``settings``, the values its other settings take on such a run unless the command line or their variable
+    gives one (``(("config", "mini_textbased.yaml"),)``: a local model answers tool calls with text)."""
 
     env_set: tuple[tuple[str, str], ...]
     model: str | None = None
     served_by: str = LOCAL_SOURCE
     service: Service | None = None
+    budget: Budget = Budget()
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,8 +178,9 @@ class Agent:
         no value and how to give one."""
         variables = variables or {}
         values, missing = [], []
+        local = dict(self.local.settings) if self.local and self._asks_local(variables, environ) else {}
         for s in self.settings:
-            value = variables.get(s.name) or environ.get(s.env) or s.default
+            value = variables.get(s.name) or environ.get(s.env) or local.get(s.name) or s.default
             if value:
                 values.append((s.name, str(value)))
             elif s.default is None:
@@ -184,6 +192,11 @@ class Agent:
         if ("model", LOCAL) in values:
             return self._on_local(tuple(values))
         return replace(self, values=tuple(values))
+
+    def _asks_local(self, variables: Mapping[str, str | None], environ: Mapping[str, str]) -> bool:
+        """Whether the model setting's value (command line, else its variable, else its default) is ``local``."""
+        model = next((s for s in self.settings if s.name == "model"), None)
+        return model is not None and (variables.get("model") or environ.get(model.env) or model.default) == LOCAL
 
     def local_services(self) -> tuple[Service, ...]:
         """The images a ``model=local`` run of this agent starts beside it (the local model, the gateway in
@@ -210,9 +223,10 @@ class Agent:
         if not local.service.model:
             raise AgentError(f"agent {self.name!r}: model=local needs the name lab's local model is served under: "
                              f"give [{local.served_by}.service] model = \"...\" (the name its server gives it)")
-        gateway = gateway_service(local.service, local.service.model, GATEWAY_PORT, budget=self.budget)
+        budget = local.budget if local.budget != Budget() else self.budget
+        gateway = gateway_service(local.service, local.service.model, GATEWAY_PORT, budget=budget)
         mine = dict(local.env_set)  # the gateway's URL and key: never a variable of the caller's shell over them
-        return replace(self, values=values, service=local.service, gateway=gateway, network="service",
+        return replace(self, values=values, service=local.service, gateway=gateway, network="service", budget=budget,
                        env_set=tuple(sorted({**dict(self.env_set), **mine}.items())), env_any=(),
                        env=tuple(n for n in self.env if n not in mine),
                        env_optional=tuple(n for n in self.env_optional if n not in mine),
@@ -472,10 +486,15 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
     if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0 or limits.disk <= 0:
         raise AgentError(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
     local = _local(raw["local"], f"{where} [{name}.local]") if "local" in raw else None
-    if local is not None and not any(s.name == "model" for s in _settings(raw.get("settings", {}), at,
-                                                                          env + env_optional)):
+    declared = [s.name for s in _settings(raw.get("settings", {}), at, env + env_optional)]
+    if local is not None and "model" not in declared:
         raise AgentError(f"{at}: a [{name}.local] table needs a model setting ([{name}.settings] model = ...): "
                          "model=local selects it")
+    stray = [k for k, _ in local.settings if k == "model" or k not in declared] if local else []
+    if stray:
+        raise AgentError(f"{where} [{name}.local] settings: {', '.join(stray)} is not one of the agent's other "
+                         f"settings ({', '.join(d for d in declared if d != 'model') or 'none'}); model=local "
+                         "gives the model")
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
                  env_any=env_any,
                  env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
@@ -495,8 +514,13 @@ def _local(raw, where: str) -> Local:
     for key in ("model", "served_by"):
         if key in raw and (not isinstance(raw[key], str) or not raw[key]):
             raise AgentError(f"{where}: {key} must be a non-empty string, got {raw[key]!r}")
+    try:
+        budget, _ = parse_budget({k: raw[k] for k in BUDGET_KINDS if k in raw}, where)
+    except ConfigError as exc:
+        raise AgentError(str(exc)) from None
     return Local(env_set=_table(raw["env_set"], f"{where} env_set"), model=raw.get("model"),
-                 served_by=raw.get("served_by", LOCAL_SOURCE))
+                 served_by=raw.get("served_by", LOCAL_SOURCE), budget=budget,
+                 settings=_table(raw.get("settings", {}), f"{where} settings"))
 
 
 def _attach_local(agents: dict) -> dict:

@@ -180,30 +180,37 @@ GATEWAY_PORT = 4000
 GATEWAY_KEY = "sk-lab-gateway"  # the proxy's master key: the key an agent sends (no secret: 127.0.0.1 only)
 LITELLM_VERSION = "1.80.8"
 GATEWAY_STATE = "/tmp/lab-gateway"  # in the gateway's container: the try number lab writes, usage.jsonl
-GATEWAY_LIMITS = Limits(cpus=1.0, memory=1024**3, pids=256, timeout=120)
-BUDGET_KINDS = ("requests", "tokens")
+# timeout: seconds to become ready; litellm's proxy took over 120 s to start at a load of 20 on 2 cores
+GATEWAY_LIMITS = Limits(cpus=1.0, memory=1024**3, pids=256, timeout=300)
+BUDGET_KINDS = ("requests", "tokens", "reply_tokens")
 
 
 @dataclass(frozen=True)
 class Budget:
-    """A try's budget of model requests and tokens (sent + received) at the gateway; 0: no limit."""
+    """A try's budget of model requests and tokens (sent + received) at the gateway, and the most tokens one
+    reply may have there (``reply_tokens``: a request's own ``max_tokens`` is lowered to it, and set to it when
+    the request gives none); 0: no limit."""
 
     requests: int = 0
     tokens: int = 0
+    reply_tokens: int = 0
 
     def definition(self) -> dict:
-        """The budget as plain JSON data."""
-        return {"requests": self.requests, "tokens": self.tokens}
+        """The budget as plain JSON data (``reply_tokens`` only when set: a budget without it means what it did
+        before there was one)."""
+        return {"requests": self.requests, "tokens": self.tokens,
+                **({"reply_tokens": self.reply_tokens} if self.reply_tokens else {})}
 
 
 def gateway_service(upstream: Service, model: str, port: int = GATEWAY_PORT, version: str = LITELLM_VERSION,
                     budget: Budget = Budget()) -> Service:
     """The gateway as a Service (built and started like one): litellm's proxy on 127.0.0.1:``port`` in front of
     ``upstream``'s OpenAI-compatible server (``http://127.0.0.1:<upstream.port>/v1``, model ``model``), with
-    ``budget`` per try."""
+    ``budget`` per try (and its cap on each reply)."""
     command = ("/opt/lab/gateway/bin/python", "/opt/lab/gateway/lab/start.py", "--port", "{port}",
                "--upstream", f"http://127.0.0.1:{upstream.port}/v1", "--model", model,
-               "--requests", str(budget.requests), "--tokens", str(budget.tokens))
+               "--requests", str(budget.requests), "--tokens", str(budget.tokens),
+               *(("--reply-tokens", str(budget.reply_tokens)) if budget.reply_tokens else ()))
     ready = ("/opt/lab/gateway/bin/python", "-c", "import urllib.request; urllib.request.urlopen("
              "'http://127.0.0.1:{port}/health/liveliness', timeout=5).read()")
     return Service(image="gateway", command=command, port=port, ready=ready,
@@ -233,8 +240,8 @@ def parse_gateway(raw, upstream: Service | None, budget: Budget, where: str) -> 
 
 
 def parse_budget(limits: dict, where: str) -> tuple[Budget, dict]:
-    """The budget in an agent's limits table (``requests``, ``tokens``: whole numbers >= 0) and the table
-    without them. Raises ServiceError on a bad value."""
+    """The budget in an agent's limits table (``requests``, ``tokens``, ``reply_tokens``: whole numbers >= 0)
+    and the table without them. Raises ServiceError on a bad value."""
     values = {}
     for kind in BUDGET_KINDS:
         value = limits.get(kind, 0)

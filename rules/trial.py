@@ -164,6 +164,7 @@ class Trial(TrialKind):
     run: str = ""  # the run id (the results folder's name); "" = the agent's own (``Agent.run``)
     repeat: int = 1  # which repeat of this task in the run (1-based; folder ``<task>@<repeat>`` from 2 on)
     gateway: Any = None  # the running gateway's sandbox.ServiceHandle (set by service_for), else None
+    service: Any = None  # the running service's sandbox.ServiceHandle (set by service_for), else None
 
     @property
     def cache_volume(self) -> str:
@@ -614,6 +615,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
     for n in range(1, t.tries + 1):
         if n > 1:
             write_atomic(t.run_dir / f"prompt-{n}.txt", text)
+        before = len(server_errors(t))  # the model server's errors of this try are those after these
         res, usage, out_dir, problem, retries = _run_agent(t, n, text, env, files, work, result, box)
         unreadable, out_unreadable = tree_problem(work), tree_problem(out_dir)
         record = TryRecord(
@@ -626,7 +628,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             trajectory=_keep_trajectory(t, n, res.output, out_dir, hidden),
             gateway_usage=gateway_usage(t, n))
         result.tries.append(record)
-        problem = problem or gateway_problem(record.gateway_usage)
+        problem = problem or gateway_problem(record.gateway_usage, lambda: (server_errors(t)[before:] or [""])[-1])
         if problem is not None:
             record.outcome, record.note = "error", f"{problem['kind']}: {problem['message']}"
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
@@ -759,15 +761,58 @@ def gateway_usage(t: Trial, n: int) -> dict | None:
             "dropped": sorted({str(f) for r in rows if isinstance(r.get("dropped"), list) for f in r["dropped"]})}
 
 
-def gateway_problem(counted: dict | None) -> dict | None:
+# the last error a model server wrote in its output, e.g. llama-cpp-python's
+# "ValueError: Requested tokens (9219) exceed context window of 8192"
+SERVER_ERROR = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)): .+$", re.M)
+CONTEXT_OVERFLOW = re.compile(r"context window|context length|maximum context", re.I)
+
+
+def error_lines(output: str) -> list[str]:
+    """The error lines (``SERVER_ERROR``) of a model server's ``output``, in order, each at most 300
+    characters."""
+    return [line.strip()[:300] for line in SERVER_ERROR.findall(output)]
+
+
+def server_errors(t: Trial) -> list[str]:
+    """The error lines in the output of trial ``t``'s running service (its model server) so far; [] when it has
+    no service or its output cannot be read."""
+    if t.service is None:
+        return []
+    try:
+        return error_lines(sandbox.service_output(t.service))
+    except sandbox.SandboxError:
+        return []
+
+
+def gateway_problem(counted: dict | None, reason: Callable[[], str] = lambda: "") -> dict | None:
     """Why a try had no fair chance by the gateway's count, or None: every request it made failed at the
-    upstream (none answered; e.g. a refused key: kind ``auth``, else ``provider``)."""
-    if not counted or not counted["requests"] or counted["failed"] < counted["requests"]:
+    upstream (none answered; e.g. a refused key: kind ``auth``; a request longer than the model's window:
+    ``context``; else ``provider``). When no error text reached the gateway (a stream that failed after its
+    start), ``reason()`` gives the model server's own error line of this try (``server_errors``), else the
+    message names service.log; a try of which the gateway counted no request at all, while the model server
+    failed one, had no fair chance either."""
+    if not counted:
+        return None
+    if not counted["requests"]:
+        if counted["refused"]:
+            return None  # over its budget from the first request: it had its chance
+        # nothing counted, yet the model server failed a request of the try: the Gemini route passes the
+        # gateway's hooks by when its request fails (gemini-cli's 10444-token prompt: 'fail', not 'error')
+        server = reason()
+        if not server:
+            return None
+        kind = "context" if CONTEXT_OVERFLOW.search(server) else "provider"
+        return {"kind": kind, "message": "every request of the try failed at the model server, the gateway counting "
+                                         f"none answered; the model server said: {server} (the trial's service.log)"}
+    if counted["failed"] < counted["requests"]:
         return None
     first = counted["errors"][0] if counted["errors"] else ""
-    kind = "auth" if re.search(r"401|AuthenticationError|api key", first, re.I) else "provider"
-    why = f": {first}" if first else (" and no error text reached it (a failed stream tells it none): the model "
-                                       "server's reason is in the trial's service.log")
+    server = "" if first else reason()
+    kind = ("auth" if re.search(r"401|AuthenticationError|api key", first, re.I)
+            else "context" if CONTEXT_OVERFLOW.search(first or server) else "provider")
+    why = (f": {first}" if first else f"; the model server said: {server} (the trial's service.log)" if server
+           else " and no error text reached it (a failed stream tells it none): the model server's reason is in "
+                "the trial's service.log")
     return {"kind": kind, "message": f"the gateway saw all {counted['requests']} request(s) fail{why}"}
 
 
@@ -814,7 +859,8 @@ def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
                                             log_path=t.run_dir / "gateway.log", network=handle.network)
             result.service["gateway"] = {"image": gw.tag(), "id": gateway.image_id, "port": gw.port,
                                          "ready_seconds": round(time.monotonic() - start, 3)}
-        yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network), gateway=gateway)
+        yield dataclasses.replace(t, agent=dataclasses.replace(t.agent, network=handle.network), gateway=gateway,
+                                  service=handle)
         ended = sandbox.service_ended(handle)
         if ended:
             raise sandbox.SandboxError(f"the service {service.tag()} stopped during the trial ({ended}); "

@@ -73,3 +73,36 @@ def test_its_table_uses_the_adapter_and_pins_its_version():
     text = agent.dockerfile("lab/grader:latest", "lab/base:bookworm")
     assert "COPY --from=mini-swe-agent-prefix /opt/lab/agents/mini-swe-agent" in text
     assert "mini-swe-agent==" + dict(agent.build)["mini_swe_agent_version"] in text
+
+
+def _format_errors() -> dict:
+    """A text-based run whose every reply held no bash block, in mini-swe-agent 2.4.6's shape (as a model=local run
+    of SmolLM2 wrote it): no assistant message; each reply and its usage kept in the user message of its format
+    error (``extra.interrupt_type`` "FormatError"), then the exit message."""
+    def rejected(n: int, sent: int, received: int) -> dict:
+        return {"role": "user", "content": "Format error: ... found 0 actions.", "extra": {
+            "interrupt_type": "FormatError", "cost": 0.0, "response": {
+                "id": f"chatcmpl-{n}", "model": "custom_openai/smollm2-135m", "object": "chat.completion",
+                "choices": [{"finish_reason": "stop", "index": 0, "message": {
+                    "content": f"reply {n} without a command", "role": "assistant", "tool_calls": None}}],
+                "usage": {"completion_tokens": received, "prompt_tokens": sent, "total_tokens": sent + received}}}}
+    return {"info": {"model_stats": {"instance_cost": 0.0, "api_calls": 2}, "mini_version": "2.4.6"},
+            "trajectory_format": "mini-swe-agent-1.1",
+            "messages": [{"role": "system", "content": "You are a helpful assistant"},
+                         {"role": "user", "content": "Please solve this issue"},
+                         rejected(1, 1200, 300), rejected(2, 1600, 34),
+                         {"role": "exit", "content": "", "extra": {"exit_status": "RepeatedFormatError",
+                                                                  "submission": ""}}]}
+
+
+def test_replies_kept_only_in_format_errors_count_their_tokens_and_are_agent_steps(tmp_path):
+    """A model that never wrote one bash block (SmolLM2 on model=local) made every call of the run a format
+    error: the adapter read only assistant messages and reported no tokens (the gateway counted 3771 sent)."""
+    (tmp_path / "trajectory.json").write_text(json.dumps(_format_errors()))
+    assert adapters.usage("mini-swe-agent", "", tmp_path) == {
+        "tokens_sent": 2800, "tokens_received": 334, "tokens_cached": None, "cost": None}
+    steps = adapters.trajectory("mini-swe-agent", "", tmp_path)["steps"]
+    assert [s["source"] for s in steps] == ["system", "user", "agent", "user", "agent", "user", "system"]
+    assert steps[2]["message"] == "reply 1 without a command" and steps[2]["tool_calls"] == []
+    assert steps[4]["metrics"] == {"prompt_tokens": 1600, "completion_tokens": 34}
+    assert steps[3]["message"].startswith("Format error")

@@ -4,6 +4,7 @@ the service's network namespace (no network), the usage counted per try, the bud
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from rules.agents import AgentError, parse_agent
 from rules.config import TEMPLATES
-from rules.services import Service, gateway_service
+from rules.services import Budget, Service, gateway_service
 
 FIXTURE = Path(__file__).resolve().parent / "scripted_model"
 SCRIPTED = {"image": str(FIXTURE / "scripted.Dockerfile.j2"),
@@ -46,12 +47,12 @@ def test_bad_gateway_tables_name_the_field(change, message):
 
 # ---- Docker: the gateway serving the fixture in a service namespace ----
 
-def _start(script: dict, requests: int = 0):
+def _start(script: dict, requests: int = 0, reply_tokens: int = 0):
     from rules import images, sandbox
 
     up = Service(image=SCRIPTED["image"], port=8080,
                  command=("python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", json.dumps(script)))
-    gw = gateway_service(up, "scripted", budget=__import__("rules.services").services.Budget(requests=requests))
+    gw = gateway_service(up, "scripted", budget=Budget(requests=requests, reply_tokens=reply_tokens))
     for s in (up, gw):
         images.build_service(s, "debian:bookworm")
     handle = sandbox.start_service(up.tag(), up.argv(), limits=up.limits, ready=up.probe(), labels={"lab.test": "gw"})
@@ -131,7 +132,8 @@ def test_the_gateway_gives_a_tool_without_parameters_an_empty_schema():
 def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
     """qwen-code sends a message's content as a list of text parts (the OpenAI API allows it); the chat templates
     of llama-cpp-python's server concatenate content as a string ("can only concatenate str (not "list") to
-    str"), so every model=local request of qwen-code failed. Parts holding anything else are left alone."""
+    str"), so every model=local request of qwen-code failed; a cache mark on a part (litellm's translation of
+    Claude Code's system prompt) is dropped, the upstream takes none. Parts holding anything else are left alone."""
     import ast
 
     source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
@@ -146,7 +148,7 @@ def test_the_gateway_gives_a_message_of_text_parts_its_text_as_one_string():
                          {"role": "user", "content": marked}, {"role": "assistant", "content": None}]}
     out = space["with_text_content"](data)["messages"]
     assert out[0]["content"] == "be brief" and out[1]["content"] == "plain"
-    assert out[2]["content"] == image and out[3]["content"] == marked and out[4]["content"] is None
+    assert out[2]["content"] == image and out[3]["content"] == "x" and out[4]["content"] is None
     assert space["with_text_content"]({"model": "m"}) == {"model": "m"}
 
 
@@ -205,6 +207,33 @@ def test_a_try_whose_every_request_failed_says_why_or_where_the_reason_is():
     assert gateway_problem({**base, "failed": 4, "errors": []}) is None
 
 
+def test_a_stream_that_failed_silently_takes_the_model_servers_own_reason():
+    """qwen-code's requests were streams that llama-cpp-python's server failed after their start: nothing reached
+    the gateway, and every model=local trial said only 'no error text reached it'. The server's last error line
+    (its ValueError) is the reason, and a request longer than the model's window is kind ``context``."""
+    from types import SimpleNamespace
+
+    from rules.trial import error_lines, gateway_problem, server_errors
+
+    base = {"requests": 5, "failed": 5, "tokens_sent": 0, "tokens_received": 0, "refused": 0, "over_budget": None,
+            "errors": []}
+    said = "ValueError: Requested tokens (9219) exceed context window of 8192"
+    found = gateway_problem(base, lambda: said)
+    assert found == {"kind": "context", "message": "the gateway saw all 5 request(s) fail; the model server said: "
+                                                   f"{said} (the trial's service.log)"}
+    assert gateway_problem(base, lambda: "RuntimeError: out of slots")["kind"] == "provider"
+    assert gateway_problem({**base, "errors": ["AuthenticationError: 401"]}, lambda: said)["kind"] == "auth"
+    log = ('INFO:     Uvicorn running\nTraceback (most recent call last):\n  File "llama.py", line 1273\n'
+           f'    raise ValueError(\n{said}\nINFO:     127.0.0.1:44176 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+    assert error_lines(log) == [said] and error_lines("INFO: all well\n") == []
+    assert server_errors(SimpleNamespace(service=None)) == []
+    # the Gemini route passes the gateway's hooks by when its request fails: nothing counted, the server failed
+    silent = gateway_problem({**base, "requests": 0, "failed": 0}, lambda: said)
+    assert silent["kind"] == "context" and said in silent["message"]
+    assert gateway_problem({**base, "requests": 0, "failed": 0}, lambda: "") is None  # the agent asked nothing
+    assert gateway_problem({**base, "requests": 0, "failed": 0, "refused": 2}, lambda: said) is None  # its budget
+
+
 def test_the_gateway_drops_the_body_fields_its_translation_cannot_carry_and_names_them():
     """claude-code's Messages requests carry ``context_management`` and codex's Responses requests
     ``client_metadata``: litellm passes a body field it has no parameter for on as a keyword, and the upstream
@@ -240,3 +269,47 @@ def test_the_count_names_the_fields_the_gateway_dropped(monkeypatch):
     monkeypatch.setattr(sandbox, "service_exec", lambda handle, argv: (0, "\n".join(json.dumps(r) for r in rows)))
     assert gateway_usage(t, 1)["dropped"] == ["context_management"]
     assert gateway_usage(t, 2)["dropped"] == ["client_metadata"] and gateway_usage(t, 3)["dropped"] == []
+
+
+def test_the_gateway_caps_each_reply_at_the_budgets_reply_tokens():
+    """A tiny local model given no ``max_tokens`` (most agents send none) runs on to the end of its context at
+    llama-cpp-python's server: thousands of tokens a reply, minutes each on a busy core. The budget's
+    ``reply_tokens`` reaches the gateway's command, and ``capped`` lowers or sets the upstream's ``max_tokens``."""
+    import ast
+
+    agent = parse_agent("gw", {**AGENT, "limits": {"requests": 3, "reply_tokens": 512}})
+    assert "--requests 3 --tokens 0 --reply-tokens 512" in " ".join(agent.gateway.argv())
+    assert agent.definition()["budget"] == {"requests": 3, "tokens": 0, "reply_tokens": 512}
+    assert "--reply-tokens" not in " ".join(parse_agent("gw", AGENT).gateway.argv())  # unset: the command as it was
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "capped")
+    space: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
+    capped = space["capped"]
+    assert capped({"temperature": 0}, 512) == {"temperature": 0, "max_tokens": 512}
+    assert capped({"max_tokens": 32000}, 512) == {"max_tokens": 512}
+    assert capped({"max_tokens": 100}, 512) == {"max_tokens": 100}
+    assert capped({"max_completion_tokens": 9000}, 512) == {"max_completion_tokens": 512, "max_tokens": 512}
+    assert capped({"max_completion_tokens": 300}, 512) == {"max_completion_tokens": 300, "max_tokens": 300}
+    assert capped({"max_tokens": 32000}, 0) == {"max_tokens": 32000}
+
+
+@pytest.mark.docker
+def test_every_route_reaches_the_upstream_with_its_reply_capped(grader_image, tmp_path):
+    """The budget's reply_tokens reaches the upstream on each of the five requests the client makes (chat,
+    streamed chat, Responses, Anthropic Messages asking 100, Gemini, which passes the pre-call hook by), and no
+    message reaches it as a list of parts (the Anthropic request's system prompt is parts with a cache mark, as
+    Claude Code's: llama-cpp-python's server refused every such request): the scripted model fixture logs the
+    max_tokens and the messages of list content each request arrived with."""
+    from rules import sandbox
+
+    handle, gateway, gw = _start({"mode": "solve", "path": "a.py", "content": "x = 1\n"}, reply_tokens=64)
+    try:
+        got = _client(handle, gw)
+        assert all(code == 200 for code, _ in got.values()), got
+    finally:
+        sandbox.stop(gateway)
+        sandbox.stop(handle, tmp_path / "service.log")
+    log = (tmp_path / "service.log").read_text()
+    assert re.findall(r"scripted-model: max_tokens: (\S+)", log) == ["64"] * 5
+    assert re.findall(r"scripted-model: messages of parts: (\S+)", log) == ["0"] * 5

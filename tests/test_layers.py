@@ -84,3 +84,32 @@ def test_no_private_name_is_used_across_rules_modules():
                     and isinstance(node.value, ast.Name) and node.value.id in modules - {p.stem}):
                 uses.add(f"{p.name}: {node.value.id}.{node.attr}")
     assert uses - KNOWN_PRIVATE_USES == set()
+
+
+def _unbound(path: Path) -> set[str]:
+    """The names ``path`` loads but never binds anywhere in it (assigned, imported, defined, an argument, an
+    exception or match name) and that are not builtins: a cheap, scope-blind check that catches a misspelt
+    function name, which Python reports only when that line runs."""
+    import builtins
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bound = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+
+
+def test_no_module_loads_a_name_it_never_binds():
+    """A trial called ``service_reason`` where the function is ``server_reason``: the NameError came only when a
+    try's every request failed silently, as an infrastructure error of the trial (model=local, 2026-12-07)."""
+    found = {str(p.relative_to(RULES.parent)): sorted(_unbound(p)) for p in sorted(RULES.rglob("*.py"))}
+    assert {k: v for k, v in found.items() if v} == {}

@@ -23,7 +23,8 @@ from conftest import AGENTS, run_doit  # noqa: E402
 from test_trial import TASKS, make_tier  # noqa: E402
 
 from rules.agents import AgentError, load_agents, parse_agent  # noqa: E402
-from rules.services import parse_service  # noqa: E402
+from rules.config import ROOT  # noqa: E402
+from rules.services import Budget, parse_service  # noqa: E402
 
 docker = pytest.mark.docker
 
@@ -364,3 +365,49 @@ def test_model_local_runs_a_shipped_agent_against_the_local_model_with_tokens_co
     assert gateway.get("requests", 0) >= 1 and gateway.get("tokens_sent", 0) > 0, (gateway, log)
     assert r["service"]["image"].startswith("lab/service-llama:"), r["service"]
     assert lab_containers(**{"lab.agent": "mini-swe-agent"}) == []
+
+
+def test_a_local_table_gives_model_local_runs_a_budget_and_settings_of_their_own(tmp_path):
+    """``[NAME.local]`` requests/tokens: the per-try budget at the gateway on a model=local run only (an agent
+    looping against a model that never calls its finishing tool is stopped there), and settings: the values its
+    other settings take on such a run unless the command line or their variable gives one."""
+    extra = TOMO_LOCAL.replace('[tomo.settings]\nmodel = { env = "TOMO_MODEL" }\n',
+                               '[tomo.settings]\nmodel = { env = "TOMO_MODEL" }\n'
+                               'config = { env = "TOMO_CONFIG", default = "tools.yaml" }\n')
+    extra += 'requests = 12\ntokens = 50000\nreply_tokens = 700\nsettings = { config = "text.yaml" }\n'
+    tomo = load_agents(_with_tomo(tmp_path, extra))["tomo"]
+    local = tomo.resolve({"model": "local"})
+    assert local.budget == Budget(requests=12, tokens=50000, reply_tokens=700) and local.definition()["budget"] == {
+        "requests": 12, "tokens": 50000, "reply_tokens": 700}
+    assert "--requests 12 --tokens 50000 --reply-tokens 700" in " ".join(local.gateway.command)
+    assert dict(local.values) == {"model": "local", "config": "text.yaml"} and local.run == "tomo.local.text.yaml"
+    assert dict(tomo.resolve({"model": "local", "config": "mine.yaml"}).values)["config"] == "mine.yaml"
+    assert dict(tomo.resolve({}, environ={"TOMO_MODEL": "local"}).values)["config"] == "text.yaml"
+    from_env = tomo.resolve({}, environ={"TOMO_MODEL": "local", "TOMO_CONFIG": "env.yaml"})
+    assert dict(from_env.values)["config"] == "env.yaml"
+    remote = tomo.resolve({"model": "gpt-4o"})  # neither reaches a run against another model
+    assert remote.budget == Budget() and dict(remote.values)["config"] == "tools.yaml"
+    assert "budget" not in remote.definition()
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('requests = -1\n', "requests must be a whole number (0: no budget), got -1"),
+    ('tokens = "many"\n', "tokens must be a whole number (0: no budget), got 'many'"),
+    ('settings = { model = "x" }\n', "settings: model is not one of the agent's other settings (none)"),
+    ('settings = { edit = "x" }\n', "settings: edit is not one of the agent's other settings (none)"),
+])
+def test_a_local_tables_budget_and_settings_are_checked(tmp_path, extra, message):
+    with pytest.raises(AgentError, match=re.escape(message)):
+        load_agents(_with_tomo(tmp_path, TOMO_LOCAL + extra))
+
+
+def test_the_shipped_agents_run_on_the_local_model_with_a_budget_and_with_one_setting():
+    """Every shipped agent with a [NAME.local] table has a per-try budget on model=local (cline looped 685
+    requests in two minutes against a model that never called its finishing tool), and model=local alone is
+    enough: mini-swe-agent takes its text-based config there (the local server answers tool calls with text)."""
+    agents = load_agents(ROOT / "evals" / "agents.toml")  # as test_agents_scripted: the shipped tables themselves
+    names = ("aider", "claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "cline", "mini-swe-agent")
+    local = {name: agents[name].resolve({"model": "local"}) for name in names}
+    assert all(a.budget.requests > 0 and a.budget.reply_tokens > 0 for a in local.values()), {
+        n: a.budget for n, a in local.items()}
+    assert dict(local["mini-swe-agent"].values)["config"] == "mini_textbased.yaml"

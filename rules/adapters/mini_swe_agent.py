@@ -18,9 +18,30 @@ def _read(out_dir: Path) -> dict | None:
 
 
 def _usage_of(message: dict) -> dict:
-    """The litellm response's ``usage`` kept in an assistant message's ``extra.response`` ({} when none)."""
-    usage = ((message.get("extra") or {}).get("response") or {}).get("usage") or {}
+    """The litellm response's ``usage`` kept in a message's ``extra.response`` ({} when none): an assistant
+    message's, or a format error's (a reply holding no command, or more than one, is kept only in the user
+    message that answers it: ``extra.interrupt_type`` "FormatError", mini-swe-agent 2.4.6's
+    agents/default.py)."""
+    usage = _response(message).get("usage") or {}
     return usage if isinstance(usage, dict) else {}
+
+
+def _response(message: dict) -> dict:
+    response = (message.get("extra") or {}).get("response") if isinstance(message, dict) else None
+    return response if isinstance(response, dict) else {}
+
+
+def _responses(found: dict) -> list[dict]:
+    """The messages that keep a model response, each response once (by its id): the assistant messages and
+    the format errors that answered a reply the agent could not use."""
+    seen, out = set(), []
+    for message in found.get("messages", []):
+        response = _response(message)
+        if not response or (response.get("id") and response["id"] in seen):
+            continue
+        seen.add(response.get("id"))
+        out.append(message)
+    return out
 
 
 def _cached(usage: dict) -> int | None:
@@ -30,15 +51,15 @@ def _cached(usage: dict) -> int | None:
 
 def usage(output: str, out_dir: Path) -> dict | None:
     """Tokens summed over the trajectory's model responses (``messages[].extra.response.usage``: prompt,
-    completion, cached prompt tokens), cost ``info.model_stats.instance_cost`` (USD). mini-swe-agent records
+    completion, cached prompt tokens; a format error's reply counted too: ``_usage_of``), cost
+    ``info.model_stats.instance_cost`` (USD). mini-swe-agent records
     0.0 for a model litellm has no price for (``MSWEA_COST_TRACKING=ignore_errors``) and refuses to run an
     unpriced model otherwise, so 0 means unknown: None. None when there is no trajectory or no call was made
     (minisweagent/models/litellm_model.py, run/mini.py in mini-swe-agent 2.4.6)."""
     found = _read(out_dir)
     if found is None:
         return None
-    usages = [_usage_of(m) for m in found.get("messages", []) if m.get("role") == "assistant"]
-    usages = [u for u in usages if u]
+    usages = [u for u in map(_usage_of, _responses(found)) if u]
     if not usages:
         return None
     cached = [c for c in map(_cached, usages) if c is not None]
@@ -85,20 +106,35 @@ def _arguments(text) -> dict:
     return found if isinstance(found, dict) else {"raw": found}
 
 
+def _metrics(message: dict) -> dict:
+    usage = _usage_of(message)
+    return {k: v for k, v in (("prompt_tokens", usage.get("prompt_tokens")),
+                              ("completion_tokens", usage.get("completion_tokens")),
+                              ("cached_tokens", _cached(usage))) if v is not None}
+
+
 def _step(message: dict) -> dict:
     step = {"source": _SOURCES.get(message.get("role"), "system"), "message": message.get("content") or ""}
     if message.get("role") == "assistant":
         step["tool_calls"] = _tool_calls(message)
-        usage = _usage_of(message)
-        step["metrics"] = {k: v for k, v in (("prompt_tokens", usage.get("prompt_tokens")),
-                                            ("completion_tokens", usage.get("completion_tokens")),
-                                            ("cached_tokens", _cached(usage))) if v is not None}
+        step["metrics"] = _metrics(message)
     return step
+
+
+def _rejected_reply(message: dict) -> dict | None:
+    """The agent step of a reply kept only in the format error that answered it (its text, no tool call, its
+    tokens), or None for any other message."""
+    if message.get("role") == "assistant" or (message.get("extra") or {}).get("interrupt_type") != "FormatError":
+        return None
+    choices = _response(message).get("choices") or [{}]
+    reply = (choices[0] if isinstance(choices[0], dict) else {}).get("message") or {}
+    return {"source": "agent", "message": reply.get("content") or "", "tool_calls": [], "metrics": _metrics(message)}
 
 
 def trajectory(output: str, out_dir: Path) -> dict | None:
     """The trajectory's messages as steps: an assistant message is an agent step with its tool calls (bash
-    commands) and tokens; the tool messages that answer it become its observation; the exit message (the
+    commands) and tokens; a reply kept only in the format error that answered it, an agent step with no tool
+    call before that error's user step; the tool messages that answer it become its observation; the exit message (the
     exit status, or the exception that ended the run) a system step. None when there is no trajectory."""
     found = _read(out_dir)
     if found is None:
@@ -109,7 +145,8 @@ def trajectory(output: str, out_dir: Path) -> dict | None:
             results = steps[-1].setdefault("observation", {"results": []})["results"]
             results.append({"source_call_id": message.get("tool_call_id") or "", "content": message.get("content") or ""})
         else:
-            steps.append(_step(message))
+            rejected = _rejected_reply(message)
+            steps += ([rejected] if rejected else []) + [_step(message)]
     for i, step in enumerate(steps, 1):
         step["step_id"] = i
     info = found.get("info") or {}

@@ -26,7 +26,8 @@ it reads), ``netns`` (the null network's holders), ``containers`` (``run``, serv
 steps boxes share) and ``box``. Callers use the names below, from this package.
 """
 from rules.sandbox.box import Box, box_alive, box_exec, left_over_in, start_box, stop_box
-from rules.sandbox.containers import ServiceHandle, run, service_ended, service_exec, start_service, stop
+from rules.sandbox.containers import (ServiceHandle, run, service_ended, service_exec, service_output, start_service,
+                                      stop)
 from rules.sandbox.engine import (LABEL, OUTPUT_CAP, Mount, RunResult, SandboxError, StartError, build_image, client,
                                   ensure_base_image, image_id, image_id_quick, image_labels, image_size, layers_size,
                                   remove_image, volume)
@@ -44,7 +45,7 @@ __all__ = [
     # the null network
     "NULL", "null_network", "HOLDER_HOSTNAME",
     # containers of one command
-    "run", "ServiceHandle", "start_service", "service_ended", "service_exec", "stop",
+    "run", "ServiceHandle", "start_service", "service_ended", "service_exec", "service_output", "stop",
     # boxes
     "BOX_IDLE", "Box", "start_box", "box_exec", "left_over_in", "box_alive", "stop_box",
 ]

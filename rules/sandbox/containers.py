@@ -219,6 +219,15 @@ def service_exec(handle: ServiceHandle, command: list[str]) -> tuple[int, str]:
     return res.exit_code, capped(res.output or b"")
 
 
+def service_output(handle: ServiceHandle) -> str:
+    """The output of the running service container of ``handle`` so far, capped at ``OUTPUT_CAP`` bytes.
+    Raises SandboxError when the container is gone or the engine refuses."""
+    try:
+        return capped(client().containers.get(handle.id).logs(stdout=True, stderr=True) or b"")
+    except engine.docker.errors.APIError as exc:  # NotFound is an APIError
+        raise SandboxError(f"cannot read the output of the service container {handle.image}: {exc}") from None
+
+
 def _ended(container) -> str | None:
     state = container.attrs.get("State", {})
     if state.get("Status") in ("running", "created"):

@@ -138,6 +138,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
         # the tools an agent offers, in its service.log: how a new agent's writing and finishing tools are found
         sys.stderr.write(f"scripted-model: tools offered: {json.dumps(tool_names(request))}\n")
+        # the reply cap the request arrived with (lab's gateway sets one on a model=local run)
+        sys.stderr.write(f"scripted-model: max_tokens: {json.dumps(request.get('max_tokens'))}\n")
+        parts = sum(1 for m in request.get("messages") or []
+                    if isinstance(m, dict) and isinstance(m.get("content"), list))
+        sys.stderr.write(f"scripted-model: messages of parts: {parts}\n")
         full = completion(self.server.script, request)
         if not request.get("stream"):
             return self.send(200, full)

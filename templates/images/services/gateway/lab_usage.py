@@ -3,7 +3,8 @@
 ``{"try", "refused": "requests" | "tokens"}``, or ``{"try", "admitted": true}`` for each request let through:
 litellm may log one failure per retry of a request, or ``{"try", "dropped": [field, ...], "call"}`` for a request
 whose body held fields the gateway's translation does not take, which were removed), and the per-try budget of ``budget.json``: a request past it is
-refused with status 400 before it reaches the upstream. The try number is what lab last wrote to ``try``.
+refused with status 400 before it reaches the upstream; its ``reply_tokens`` caps each reply
+(``capped``). The try number is what lab last wrote to ``try``.
 """
 import inspect
 import json
@@ -42,16 +43,19 @@ def with_parameters(data: dict) -> dict:
 
 
 def with_text_content(data: dict) -> dict:
-    """``data`` (a request's body) with each message whose ``content`` is a list of plain text parts
-    (``[{"type": "text", "text": "..."}]``, nothing else in a part) given that text as one string, the parts
-    joined as they stand: the OpenAI API takes either form (qwen-code sends parts), the chat templates of
-    llama-cpp-python's server concatenate ``content`` as a string and fail on a list ("can only concatenate str
-    (not "list") to str"). A list holding anything else (an image, a cache mark) is left as it is."""
+    """``data`` (a request's body) with each message whose ``content`` is a list of text parts
+    (``[{"type": "text", "text": "..."}]``, a part holding nothing else but a cache mark, ``cache_control``)
+    given that text as one string, the parts joined as they stand: the OpenAI API takes either form (qwen-code
+    sends parts; litellm's translation of Claude Code's Anthropic Messages gives the system message parts with
+    cache marks), the chat templates of llama-cpp-python's server concatenate ``content`` as a string and fail on
+    a list ("can only concatenate str (not "list") to str"), and it refuses a system message that is no string
+    ("Input should be a valid string"). The upstream is an OpenAI-compatible server, which takes no cache mark. A
+    list holding anything else (an image) is left as it is."""
     for message in data.get("messages") or []:
         parts = message.get("content") if isinstance(message, dict) else None
         if isinstance(parts, list) and parts and all(
-                isinstance(p, dict) and set(p) == {"type", "text"} and p["type"] == "text"
-                and isinstance(p["text"], str) for p in parts):
+                isinstance(p, dict) and {"type", "text"} <= set(p) <= {"type", "text", "cache_control"}
+                and p["type"] == "text" and isinstance(p["text"], str) for p in parts):
             message["content"] = "".join(p["text"] for p in parts)
     return data
 
@@ -301,8 +305,53 @@ def _function_calls_in_the_responses_stream() -> None:
     Stream.__anext__ = __anext__
 
 
+def reply_cap() -> int:
+    """The most tokens one reply may have (``budget.json``'s ``reply_tokens``; 0: no cap)."""
+    try:
+        return int(json.loads((STATE / "budget.json").read_text()).get("reply_tokens") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0
+
+
+def capped(params: dict, cap: int) -> dict:
+    """``params`` (a chat completion's optional parameters, as litellm sends them upstream) with ``max_tokens``
+    (and ``max_completion_tokens``, when given) at most ``cap``, set to ``cap`` when the request gave none;
+    ``params`` unchanged when ``cap`` is 0. Without it a small model runs on to the end of its context: an
+    OpenAI-compatible server given no ``max_tokens`` (llama-cpp-python's) fills the rest of its window."""
+    if cap <= 0:
+        return params
+    for key in ("max_tokens", "max_completion_tokens"):
+        if isinstance(params.get(key), int) and params[key] > cap:
+            params[key] = cap
+    params.setdefault("max_tokens", min(params.get("max_completion_tokens") or cap, cap))
+    return params
+
+
+def _upstream_request_on_every_route() -> None:
+    """Cap each reply at ``reply_cap()`` tokens, and give each message of text parts its text as one string
+    (``with_text_content``), on every route: the chat completions route and the routes litellm 1.80.8 turns
+    into chat completions (Anthropic Messages, Responses, Gemini) all build their upstream request's parameters
+    with ``litellm.main.get_optional_params``, given the request's final messages (changed in place here) and
+    each route's own reply field (``max_tokens``, ``max_output_tokens``, ``maxOutputTokens``) as ``max_tokens``.
+    The pre-call hook sees a translated route's request before its translation (Claude Code's system parts
+    reached the upstream as a list: every request refused), and the Gemini route passes that hook by."""
+    import litellm.main as main
+
+    original = main.get_optional_params
+    if getattr(original, "lab_cap", False):
+        return
+
+    def get_optional_params(*args, **kwargs):
+        if isinstance(kwargs.get("messages"), list):
+            with_text_content({"messages": kwargs["messages"]})
+        return capped(original(*args, **kwargs), reply_cap())
+
+    get_optional_params.lab_cap = True
+    main.get_optional_params = get_optional_params
+
+
 for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route,
-               _function_calls_in_the_responses_stream):
+               _function_calls_in_the_responses_stream, _upstream_request_on_every_route):
     try:
         _patch()
     except (ImportError, AttributeError):  # another litellm: its routes are as they are
