@@ -390,6 +390,14 @@ def test_tests_that_reach_out_are_deselected_from_the_agents_test_command():
                    "tests/test_requests.py::TestTimeout::test_connect_timeout tests/test_requests.py")
 
 
+def test_the_agents_test_command_runs_with_the_environments_test_variables():
+    cmd = swebench.test_cmd(["tests/test_util_rst.py"], "pyproject.toml", "/work", (),
+                            test_env=(("PYTHONDEVMODE", "1"), ("PYTHONWARNINGS", "all,ignore::DeprecationWarning:site")))
+    assert cmd == ("PYTHONPATH=/work PYTHONDEVMODE=1 PYTHONWARNINGS=all,ignore::DeprecationWarning:site "
+                   "python -m pytest -rA -p no:cacheprovider tests/test_util_rst.py")
+    assert swebench.test_cmd(["t.py"], None, "", test_env=(("A", "x y"),)) == "A='x y' python -m pytest -rA -p no:cacheprovider t.py"
+
+
 def test_agents_get_the_pre_existing_test_command_through_the_test_cmd_placeholder():
     from rules.agents import parse_agent
 

@@ -453,18 +453,20 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
 
 
 def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = (),
-             prepare: tuple[str, ...] | list[str] = ()) -> str:
+             prepare: tuple[str, ...] | list[str] = (), test_env: tuple[tuple[str, str], ...] = ()) -> str:
     """The command that runs the repository's pre-existing tests of the files the held-out patch touches, at
     their base version, from the work tree's root (never a held-out test: only files that exist at base).
     ``deselect``: test names of those files that must never run where an agent's container may have a network
     (the environment's ``exclude``: they connect to outside or private-range addresses by design). ``prepare``:
     the environment's shell lines check.sh runs before the tests (pytest's own repository needs its version
     file, which no commit holds), run first and joined with ``&&``, so the agent's tests run as the grading's do.
-    ``pythonpath`` is the grading's (``/work/src``: the agent's work tree is ``/work`` too)."""
+    ``pythonpath`` is the grading's (``/work/src``: the agent's work tree is ``/work`` too); ``test_env`` the
+    environment's extra variables of the test run (sphinx's warnings filter), set as the grading sets them."""
     if not files:
         return ""
     # an absolute path: tests that run pytest again from another folder (pytester) must import the work tree's copy
     env = f"PYTHONPATH={pythonpath} " if pythonpath else ""
+    env += "".join(f"{k}={shlex.quote(v)} " for k, v in test_env)
     skip = "".join(f" --deselect {shlex.quote(n)}" for n in deselect if n.split("::", 1)[0] in files)
     first = "".join(f"{line} && " for line in prepare)
     return f"{first}{env}python -m pytest -rA -p no:cacheprovider" + skip + " " + " ".join(files)
