@@ -3,9 +3,11 @@ that version's environment-setup commit, with the pins below as constraints), Py
 SWE-bench's were 3.9.20).
 
 Pins: SWE-bench v4.1.0's frozen environments (``swebench/resources/swebench-og/sphinx-doc__sphinx/<n>/
-environment.yml``, the pip section of each ``conda env export``), by version: 3.1 to 4.0 from n = 8595 (3.5; the
-freezes of 7757, 7985, 8269 and 8459 for 3.1 to 3.4, and 8638 for 4.0, hold the same pins, plus ``typed-ast``,
-which ``.[test]`` asks for on Python < 3.8 only); 5.0 from 10323, 5.1 from 10449, 7.1 from 11445. They pin
+environment.yml``, the pip section of each ``conda env export``), by version: 3.1 to 3.5 from n = 8595 (3.5; the
+freezes of 7757, 7985, 8269 and 8459 for 3.1 to 3.4 hold the same pins, plus ``typed-ast``, which ``.[test]``
+asks for on Python < 3.8 only); 4.0 from 9229 (4.1): the one freeze labelled 4.0, 8638, is of a tree on the 3.x
+line (docutils 0.21.2), which 4.0's ``docutils<0.18`` refuses, and 9229's differs from 8595's in docutils
+(0.17.1) alone; 5.0 from 10323, 5.1 from 10449, 7.1 from 11445. They pin
 docutils, which ``.[test]`` leaves open and whose newest releases break these trees (docutils 0.23 has no
 ``roman`` module that sphinx 3.4 imports: ../shared/notes/swe-coverage.md, section 0).
 
@@ -26,7 +28,7 @@ from rules.tiers.swe.env import Env
 _CONTRIB = ("sphinxcontrib-applehelp==1.0.4", "sphinxcontrib-devhelp==1.0.2", "sphinxcontrib-htmlhelp==2.0.1",
             "sphinxcontrib-qthelp==1.0.3", "sphinxcontrib-serializinghtml==1.1.5", "sphinxcontrib-jsmath==1.0.1")
 
-# sphinx-doc__sphinx/8595/environment.yml (3.5): 3.1 to 4.0
+# sphinx-doc__sphinx/8595/environment.yml (3.5): 3.1 to 3.5; with docutils 0.17.1, 9229's (4.1): 4.0
 _PINS_3 = (
     "alabaster==0.7.11", "babel==2.16.0", "cachetools==5.5.0", "certifi==2024.8.30", "chardet==5.2.0",
     "charset-normalizer==3.4.0", "colorama==0.4.6", "coverage==7.6.4", "cython==3.0.11", "distlib==0.3.9",
@@ -68,7 +70,8 @@ ENVS: tuple[Env, ...] = (
     _sphinx("3.3", _PINS_3, _WARN_3, dev=False),
     _sphinx("3.4", _PINS_3, _WARN_34, dev=True),
     _sphinx("3.5", _PINS_3, _WARN_34, dev=True),
-    _sphinx("4.0", _PINS_3, _WARN_34, dev=True),
+    _sphinx("4.0", tuple(p for p in _PINS_3 if not p.startswith("docutils==")) + ("docutils==0.17.1",), _WARN_34,
+            dev=True),
     _sphinx("5.0", _PINS_5 + ("docutils==0.17.1", "coverage==7.6.4", "pytest-cov==5.0.0"), "all", dev=True),
     _sphinx("5.1", _PINS_5 + ("docutils==0.18.1",), "all", dev=True),
     _sphinx("7.1", _PINS_5 + ("docutils==0.20.1",), "error", dev=True),
