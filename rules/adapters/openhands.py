@@ -4,7 +4,7 @@
 conversation's events (``{out}/openhands-events.json``) as steps.
 
 Shapes (openhands-sdk 1.34.0, ``openhands/sdk/llm/utils/metrics.py``, ``openhands/sdk/event/``): the metrics
-file is ``{"combined": M, "by_usage": {usage_id: M}}`` with ``M = {"accumulated_cost", "costs": [...],
+file is ``{"combined": M, "by_usage": {usage_id: M}, "model", "versions": {package: version}}`` with ``M = {"accumulated_cost", "costs": [...],
 "accumulated_token_usage": {"prompt_tokens", "completion_tokens", "cache_read_tokens", ...}, "token_usages":
 [{"response_id", "prompt_tokens", ...}]}`` (``combined`` adds the agent's model and its condenser's); the events
 file is a list of events with a ``kind``: ``SystemPromptEvent``, ``MessageEvent`` (``source`` user or agent,
@@ -140,4 +140,7 @@ def trajectory(output: str, out_dir: Path) -> dict | None:
                 by_call[call_id] = step
     for i, step in enumerate(steps, 1):
         step["step_id"] = i
-    return {"agent": {"name": "openhands"}, "steps": steps} if steps else None
+    found = _read(out_dir, METRICS) or {}
+    agent = {"name": "openhands", **{k: v for k, v in (("version", (found.get("versions") or {}).get("openhands-sdk")),
+                                                       ("model_name", found.get("model"))) if v}}
+    return {"agent": agent, "steps": steps} if steps else None

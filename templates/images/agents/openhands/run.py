@@ -5,15 +5,17 @@ task in the work tree, with every action allowed (no confirmation), in this cont
     python -E run.py PROMPT_FILE WORK OUT
 
 The model from ``LLM_MODEL`` (litellm's spelling, e.g. ``openai/gpt-4o``), its key ``LLM_API_KEY``, its base
-URL ``LLM_BASE_URL`` (optional). Writes ``OUT/openhands-events.json`` (the conversation's events, as the SDK
-serialises them) and ``OUT/openhands-metrics.json`` (``{"combined": Metrics, "by_usage": {usage_id: Metrics}}``,
-openhands.sdk.llm.utils.metrics) whether the run ends or fails; a failed run prints
+URL ``LLM_BASE_URL`` (optional), ``LLM_NUM_RETRIES`` (optional: how often the SDK retries a rate limit, a timeout, an
+unreachable or failing server; its default 5, with waits of 8 to 64 s). Writes ``OUT/openhands-events.json`` (the conversation's events, as the SDK
+serialises them) and ``OUT/openhands-metrics.json`` (``{"combined": Metrics, "by_usage": {usage_id: Metrics}, "model", "versions":
+{package: version}}``, openhands.sdk.llm.utils.metrics) whether the run ends or fails; a failed run prints
 ``openhands: run failed: <exception chain>`` on stderr and exits 1. OpenHands 1.x has no headless command of its
 own (openhands-ai is its web app server; ``openhands.core.main`` was its 0.x one): this file stands in for it.
 """
 import json
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 
@@ -38,7 +40,8 @@ def main(prompt_file: str, work: str, out: str) -> int:
 
     out_dir = Path(out)
     llm = LLM(model=os.environ["LLM_MODEL"], api_key=os.environ.get("LLM_API_KEY") or None,
-              base_url=os.environ.get("LLM_BASE_URL") or None, usage_id="agent")
+              base_url=os.environ.get("LLM_BASE_URL") or None, usage_id="agent",
+              **({"num_retries": int(os.environ["LLM_NUM_RETRIES"])} if os.environ.get("LLM_NUM_RETRIES") else {}))
     conversation = Conversation(agent=get_default_agent(llm, cli_mode=True), workspace=work,
                                 persistence_dir=out_dir / "conversation")
     status = 0
@@ -55,7 +58,8 @@ def main(prompt_file: str, work: str, out: str) -> int:
         _write(out_dir / "openhands-metrics.json",
                {"combined": stats.get_combined_metrics().model_dump(mode="json"),
                 "by_usage": {k: m.model_dump(mode="json") for k, m in stats.usage_to_metrics.items()},
-                "execution_status": str(getattr(state, "execution_status", ""))})
+                "model": llm.model, "execution_status": str(getattr(state, "execution_status", "")),
+                "versions": {p: version(p) for p in ("openhands-sdk", "openhands-tools")}})
     return status
 
 
