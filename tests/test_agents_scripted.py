@@ -41,6 +41,10 @@ REACH = {
     # OpenHands' file_editor replaces the stub's whole text (str_replace), then its finish tool ends the run
     "openhands": {"LLM_BASE_URL": f"{GATEWAY}/v1", "LLM_API_KEY": KEY},
 }
+# what a refused key's table sets besides: Claude Code retries a 401 ten times with backoff (181 s, 11 requests,
+# measured against a stub answering 401); with no retry it makes one request and ends on the same "Invalid API key"
+# message in 9 s. Its retries' api_retry events are read in tests/data/agent_outputs/cc-401.txt (test_adapters_npm)
+REFUSED_ENV = {"claude-code": {"CLAUDE_CODE_MAX_RETRIES": "0"}}
 # the model each agent asks for, when not "scripted": litellm-based agents name the provider's API too
 MODEL = {"openhands": "openai/scripted"}
 # the body fields the gateway must drop for each agent (recorded in the try's gateway_usage)
@@ -64,9 +68,11 @@ def scripted_table(agent: str, name: str, mode: str, reach: dict | None = None, 
     at the gateway (``reach``, default ``REACH[agent]``); ``command`` in place of the shipped one."""
     table = SHIPPED[agent]
     script = {"mode": mode, "path": path, "content": content, "old": old}
+    env = {**table.get("env_set", {}), **(REACH[agent] if reach is None else reach),
+           **(REFUSED_ENV.get(agent, {}) if mode == "refuse401" else {})}
     lines = [f"[{name}]", f"image = {json.dumps(table['image'])}", f"command = {json.dumps(command or table['command'])}",
              'network = "service"', f"adapter = {json.dumps(table.get('adapter') or table['usage'])}",
-             f"env_set = {_toml({**table.get('env_set', {}), **(REACH[agent] if reach is None else reach)})}",
+             f"env_set = {_toml(env)}",
              f"[{name}.settings]"]
     model = MODEL.get(agent, "scripted")
     lines += [f"{k} = {_toml({**v, 'default': model} if k == 'model' else v)}"
