@@ -61,7 +61,10 @@ loader=$(ls "$elf"/ld-linux-*.so.* | head -n1)
 # point the prefix's ELF files at its own loader and libraries
 while read -r f; do
   if patchelf --print-interpreter "$f" >/dev/null 2>&1; then
-    patchelf --set-interpreter "$loader" --force-rpath --set-rpath "$elf" "$f"
+    # two calls, the search path first: patchelf 0.18 (Debian trixie) writes an executable that crashes at start
+    # when given both at once, or the interpreter first (trixie's python3.13: a segmentation fault on `-c pass`)
+    patchelf --force-rpath --set-rpath "$elf" "$f"
+    patchelf --set-interpreter "$loader" "$f"
   elif old=$(patchelf --print-rpath "$f" 2>/dev/null); then
     patchelf --force-rpath --set-rpath "${old:+$old:}$elf" "$f"
   fi
