@@ -42,8 +42,9 @@ def main(prompt_file: str, work: str, out: str) -> int:
     llm = LLM(model=os.environ["LLM_MODEL"], api_key=os.environ.get("LLM_API_KEY") or None,
               base_url=os.environ.get("LLM_BASE_URL") or None, usage_id="agent",
               **({"num_retries": int(os.environ["LLM_NUM_RETRIES"])} if os.environ.get("LLM_NUM_RETRIES") else {}))
-    conversation = Conversation(agent=get_default_agent(llm, cli_mode=True), workspace=work,
-                                persistence_dir=out_dir / "conversation")
+    # no persistence_dir: the SDK would keep each event as a file of its own in OUT (a trial keeps 20 files of
+    # OUT); the events file below holds them all
+    conversation = Conversation(agent=get_default_agent(llm, cli_mode=True), workspace=work)
     status = 0
     try:
         conversation.send_message(Path(prompt_file).read_text(encoding="utf-8"))
