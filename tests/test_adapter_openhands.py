@@ -1,7 +1,8 @@
-"""OpenHands' adapter (rules/adapters/openhands.py) on its real outputs, captured from lab's openhands image
-(openhands-sdk 1.34.0 run by templates/images/agents/openhands/run.py) against the scripted model fixture, which
-called its file_editor and finish tools (ok) or answered 401; and its console when the server answered 429 or was
-not there (refused), with LLM_NUM_RETRIES=0: tests/adapters_data/openhands/."""
+"""OpenHands' adapter (rules/adapters/openhands.py) on its real outputs (tests/adapters_data/openhands/): from
+lab's openhands image (openhands-sdk 1.34.0 run by templates/images/agents/openhands/run.py, network none)
+against the scripted model fixture in its container, which called its file_editor and finish tools (ok) or
+answered 401; and its console, from the same packages and run.py on the host's Python 3.13, when a stub answered
+429 or no server was there (refused), with LLM_NUM_RETRIES=0."""
 from __future__ import annotations
 
 import json

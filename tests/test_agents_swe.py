@@ -69,8 +69,10 @@ def home(tmp_path_factory, grader_image) -> Path:
 def test_it_resolves_the_instance_from_its_own_prefix_on_the_environment_image(home, agent):
     name = f"{agent}-swe"
     res = run_doit(home, "run", "suite=swe", f"agent={name}", "jobs=1", timeout=2400)
-    trial = home / "evals" / "swe" / "runs" / name / TASK
-    assert (trial / "result.json").exists(), res.stdout[-3000:] + res.stderr[-3000:]
+    # the run's folder is <name>.<model> (its model setting's value: runs/aider-swe.openai-scripted)
+    found = list((home / "evals" / "swe" / "runs").glob(f"{name}.*/{TASK}/result.json"))
+    assert len(found) == 1, (found, res.stdout[-3000:] + res.stderr[-3000:])
+    trial = found[0].parent
     r = json.loads((trial / "result.json").read_text())
     logs = "".join(p.read_text()[-2000:] for p in sorted(trial.glob("attempt-*/agent-*.log")))
     assert (r["status"], r["resolved"]) == ("pass", True), (r, logs)
