@@ -107,10 +107,12 @@ def build_agent(agent, log=sys.stderr, base: str | None = None, base_image: str 
     """Build the image of ``agent`` (a ``rules.agents.Agent``) ``FROM`` ``base`` (None: the grader image
     ``GRADER``; a swe task's environment image, so the agent can run the repository's tests) and stamp it
     (``agent_stamp_name``); its template may build the agent's own prefix in the Debian image ``base_image``
-    (pulled, or bootstrapped locally). Returns the stamp. Raises SandboxError (failed build) or AgentError (no
-    template)."""
+    (pulled, or bootstrapped locally), or in another suite of it when the agent's build table names one
+    (``debian_suite = "trixie"``: a newer Python than ``base_image`` has). Returns the stamp. Raises SandboxError
+    (failed build) or AgentError (no template)."""
     base = base or GRADER
-    debian = sandbox.ensure_base_image(base_image, log=log)
+    suite = dict(agent.build).get("debian_suite")
+    debian = sandbox.ensure_base_image(f"{base_image.rsplit(':', 1)[0]}:{suite}" if suite else base_image, log=log)
     if base == GRADER:
         return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base, debian), log=log)
     # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared

@@ -38,7 +38,15 @@ REACH = {
     # codex's only writing tool here is its shell (exec_command); the gateway streams the Responses route's function
     # calls as output items, which codex reads them from
     "codex": {"OPENAI_BASE_URL": f"{GATEWAY}/v1", "OPENAI_API_KEY": KEY},
+    # OpenHands' file_editor replaces the stub's whole text (str_replace), then its finish tool ends the run
+    "openhands": {"LLM_BASE_URL": f"{GATEWAY}/v1", "LLM_API_KEY": KEY},
 }
+# what a refused key's table sets besides: Claude Code retries a 401 ten times with backoff (181 s, 11 requests,
+# measured against a stub answering 401); with no retry it makes one request and ends on the same "Invalid API key"
+# message in 9 s. Its retries' api_retry events are read in tests/data/agent_outputs/cc-401.txt (test_adapters_npm)
+REFUSED_ENV = {"claude-code": {"CLAUDE_CODE_MAX_RETRIES": "0"}}
+# the model each agent asks for, when not "scripted": litellm-based agents name the provider's API too
+MODEL = {"openhands": "openai/scripted"}
 # the body fields the gateway must drop for each agent (recorded in the try's gateway_usage)
 DROPS = {"claude-code": "context_management", "codex": "client_metadata"}
 # Agents set aside until they pass (LAB_SCRIPTED_AGENTS=NAME,... runs them), each with the reason: none at present.
@@ -53,16 +61,21 @@ def _toml(value) -> str:
         "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
 
 
-def scripted_table(agent: str, name: str, mode: str) -> str:
+def scripted_table(agent: str, name: str, mode: str, reach: dict | None = None, path: str = "twice.py",
+                   content: str = GOOD_PY, old: str = STUB_PY, command: list[str] | None = None) -> str:
     """``agent``'s shipped table as agent ``name``, in a service namespace with the scripted fixture (``mode``:
-    solve | refuse401) and lab's gateway, its base URL and key pointed at the gateway."""
+    solve | refuse401: write ``content`` over ``old`` in ``path``) and lab's gateway, its base URL and key pointed
+    at the gateway (``reach``, default ``REACH[agent]``); ``command`` in place of the shipped one."""
     table = SHIPPED[agent]
-    script = {"mode": mode, "path": "twice.py", "content": GOOD_PY, "old": STUB_PY}
-    lines = [f"[{name}]", f"image = {json.dumps(table['image'])}", f"command = {json.dumps(table['command'])}",
-             'network = "service"', f"adapter = {json.dumps(table['adapter'])}",
-             f"env_set = {_toml({**table.get('env_set', {}), **REACH[agent]})}",
+    script = {"mode": mode, "path": path, "content": content, "old": old}
+    env = {**table.get("env_set", {}), **(REACH[agent] if reach is None else reach),
+           **(REFUSED_ENV.get(agent, {}) if mode == "refuse401" else {})}
+    lines = [f"[{name}]", f"image = {json.dumps(table['image'])}", f"command = {json.dumps(command or table['command'])}",
+             'network = "service"', f"adapter = {json.dumps(table.get('adapter') or table['usage'])}",
+             f"env_set = {_toml(env)}",
              f"[{name}.settings]"]
-    lines += [f"{k} = {_toml({**v, 'default': 'scripted'} if k == 'model' else v)}"
+    model = MODEL.get(agent, "scripted")
+    lines += [f"{k} = {_toml({**v, 'default': model} if k == 'model' else v)}"
               for k, v in table.get("settings", {}).items()]
     lines += [f"[{name}.build]"] + [f"{k} = {json.dumps(v)}" for k, v in table.get("build", {}).items()]
     lines += [f"[{name}.limits]", "timeout = 300", "requests = 40",

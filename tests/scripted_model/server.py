@@ -6,7 +6,8 @@ The script (``--script JSON`` or the ``SCRIPTED_MODEL_SCRIPT`` variable) is ``{"
 optionally ``"old"``, the text ``path`` holds before the agent runs (for a writing tool that replaces text):
   ``solve``         the first reply calls the agent's file-writing tool (``tools.WRITERS``, matched against the
                     request's ``tools``) to write ``content`` to ``path``; once the request carries that tool's
-                    result, the reply is the agent's finishing tool (``tools.FINISHERS``) or a plain final message.
+                    result, the reply is the agent's finishing tool (``tools.FINISHERS``), its shell's finishing
+                    command (``tools.SHELL_FINISHERS``) or a plain final message.
                     A request without a known writing tool gets the file as text (``path`` on a line, then the
                     content in a fenced block: aider's "whole" format).
   ``refuse401``     every request is answered 401 (a refused key).
@@ -25,7 +26,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tools import FINISHERS, READ_FIRST, READERS, WRITERS  # noqa: E402
+from tools import FINISHERS, READ_FIRST, READERS, SHELL_FINISHERS, WRITERS  # noqa: E402
 
 MODES = ("solve", "refuse401", "never-finish")
 
@@ -80,6 +81,8 @@ def reply(script: dict, request: dict) -> dict:
         return call(writer, WRITERS[writer](script["path"], script["content"], script.get("old")))
     if writer and finisher:
         return call(finisher, FINISHERS[finisher]())
+    if writer in SHELL_FINISHERS:
+        return call(writer, SHELL_FINISHERS[writer]())
     if writer:
         return {"role": "assistant", "content": "Done: the file is written."}
     return {"role": "assistant", "content": f"{script['path']}\n```\n{script['content']}```\n"}

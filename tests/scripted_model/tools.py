@@ -39,6 +39,11 @@ WRITERS = {
     # codex 0.171.0 over the Responses API behind the gateway offers no file-writing tool (no apply_patch), only
     # its shell, exec_command (cmd required; the tool's output comes back as its result)
     "exec_command": lambda path, content, old: {"cmd": shell_write(path, content), "workdir": WORK},
+    "bash": lambda path, content, old: {"command": shell_write(path, content)},  # mini-swe-agent 2.4.6 (mini.yaml)
+    # openhands (openhands-tools 1.34.0): `create` refuses an existing file, so an existing one is replaced whole
+    "file_editor": lambda path, content, old: ({"command": "str_replace", "path": absolute(path), "old_str": old,
+                                                "new_str": content} if old else
+                                               {"command": "create", "path": absolute(path), "file_text": content}),
 }
 
 # Agents whose writing tool refuses to overwrite a file not read first in the session (qwen-code 0.24's
@@ -49,7 +54,14 @@ READERS = {
     "read_file": absolute,  # qwen-code, gemini-cli
 }
 
+# Agents whose finishing step is a call of their writing tool itself (a shell command they recognise):
+# SHELL_FINISHERS maps that tool to the finishing call's arguments.
+SHELL_FINISHERS = {
+    "bash": lambda: {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"},  # mini-swe-agent 2.4.6
+}
+
 FINISHERS = {
     "lab_fixture_done": lambda: {},
     "submit_and_exit": lambda: {"summary": "The file is written as the task asks.", "verified": True},  # cline 3.0.65
+    "finish": lambda: {"message": "The file is written as the task asks."},  # openhands (openhands-sdk 1.34.0)
 }
