@@ -139,8 +139,9 @@ from gen_incremental import HERE, Lab, clean_up, doit, git, noop_reruns, one_cha
 
 ALL_TRACKS = "python,go,javascript,java,rust,cpp"
 # Issue 10's thread, "Measured on the real benchmark" (upstream 7e0611e, every track proven with the hardened
-# grader): kept, free, rejected, tests (kept and free tasks).
-EXPECTED = {"cpp": (26, 0, 0, 458), "go": (36, 2, 1, 619), "java": (45, 2, 0, 790), "javascript": (48, 1, 0, 906),
+# grader): kept, free, rejected, tests (kept and free tasks). Go since issue 19: go-bottle-song's reference uses its
+# tests' names and does not build as a package of its own, so it is rejected (35, 2, 2; measured 2026-12-07).
+EXPECTED = {"cpp": (26, 0, 0, 458), "go": (35, 2, 2, 612), "java": (45, 2, 0, 790), "javascript": (48, 1, 0, 906),
             "python": (34, 0, 0, 584), "rust": (30, 0, 0, 652)}
 TARGETS = {"proof_total": 0.6, "proof_track": 0.75, "noop_gen": 0.4, "one_change_overhead": 0.5, "noop_run": 1.1}
 # issue 19 ("done when"): new checks may cost at most 15% on the card's ratios, before against after in one run
