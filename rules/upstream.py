@@ -85,6 +85,7 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
         url = str(Path(url).resolve())
     if (dest / ".git").is_dir():
         clear_stale_locks(dest)
+    moved = False
     try:
         if (dest / ".git").exists():
             repo = git.Repo(dest)
@@ -93,7 +94,10 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
                 repo.remotes.origin.set_url(url)
             if moved or not (SHA.match(ref) and _has(repo, ref)):
                 try:
-                    repo.remotes.origin.fetch(tags=True, force=True)
+                    if moved:  # what the old upstream had must not pass for the new one's: its refs go
+                        repo.git.fetch("origin", "--tags", "--force", "--prune", "--prune-tags")
+                    else:
+                        repo.remotes.origin.fetch(tags=True, force=True)
                 except git.exc.GitCommandError as exc:
                     last = None if moved else _last_fetched(repo, ref)
                     if last is None:
@@ -122,12 +126,20 @@ def checkout(url: str, ref: str, dest: Path, settings: str = "evals/<tier>/suite
         if _has(repo, candidate):
             commit = repo.commit(candidate).hexsha
             break
+    if commit is not None and moved and moved_from_old(repo, commit):
+        commit = None  # a commit the old upstream left in the checkout's objects, which the new one does not have
     if commit is None:
         raise UpstreamError(f"upstream {url!r} has no ref {ref!r}: pass ref=REV or change `ref` in {settings}")
     repo.git.checkout("--force", "--detach", commit)
     repo.git.clean("-ffdx")
     write_json(_record(dest), {"url": url, "ref": ref, "commit": commit})
     return commit
+
+
+def moved_from_old(repo, commit: str) -> bool:
+    """Whether ``commit`` is reachable from none of the checkout's upstream refs (``refs/remotes/origin``, tags):
+    only an earlier upstream's objects hold it."""
+    return not repo.git.for_each_ref("--contains", commit, "--count=1", "refs/remotes/origin", "refs/tags").strip()
 
 
 def _check_local(url: str, settings: str) -> None:

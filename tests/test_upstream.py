@@ -115,3 +115,17 @@ def test_a_bare_local_upstream_is_taken(tmp_path):
     subprocess.run(["git", "clone", "-q", "--bare", str(up), str(bare)], check=True)
     sha = git(up, "rev-parse", "HEAD").strip()
     assert checkout(str(bare), sha, tmp_path / "dest") == sha
+
+
+def test_another_repository_given_as_upstream_does_not_pass_off_the_old_one_s_commit(checked_out, tmp_path):
+    """A newcomer's finding: `upstream=` another repository, with the pinned commit still in the checkout's objects
+    from the old upstream, printed that commit as the new upstream's and kept the old files."""
+    up, dest, sha = checked_out
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "README.md").write_text("another project\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=other, check=True)
+    with pytest.raises(UpstreamError, match=f"has no ref '{sha}'"):
+        checkout(str(other), sha, dest)
+    assert checkout(str(up), sha, dest) == sha, "the right upstream given again is taken"
