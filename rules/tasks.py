@@ -184,7 +184,7 @@ def _render(tier: str, spec):
     except Rejected as exc:
         stage(suite.build_dir / spec.name, None, None, str(exc), {"task": spec.name, **spec.groups})
     except Unavailable as exc:  # nothing recorded: the next command tries again (e.g. with repos=DIR)
-        return TaskFailed(f"{spec.name}: {exc}")
+        return Refused(f"{spec.name}: {exc}")
     return None
 
 
@@ -278,7 +278,7 @@ def _build_env(build) -> None:
     try:
         stamp = build()
     except (SandboxError, UpstreamError) as exc:
-        return TaskFailed(str(exc))
+        return Refused(str(exc))
     print(f"environment image {stamp['image']} {stamp['id'][:19]}")
     return None
 
@@ -447,7 +447,7 @@ def _evaluate(suite: str | None, predictions: str | None, dataset: str | None) -
     try:
         print(tiers.get(tier).evaluate(predictions, dataset))
     except (Rejected, ConfigError) as exc:
-        return TaskFailed(str(exc))
+        return Refused(str(exc))
     return None
 
 
@@ -569,7 +569,7 @@ def _build_agent(name: str) -> None:
     try:
         stamp = images.build_agent(get_agent(name), base_image=lab_settings().base_image)
     except ConfigError as exc:
-        return TaskFailed(str(exc))
+        return Refused(str(exc))
     print(f"agent image {stamp['image']} {stamp['id'][:19]}")
     return None
 
@@ -611,7 +611,7 @@ def _build_agent_on(name: str, base: str) -> None:
     try:
         stamp = images.build_agent(get_agent(name), base=base, base_image=lab_settings().base_image)
     except ConfigError as exc:
-        return TaskFailed(str(exc))
+        return Refused(str(exc))
     except Exception as exc:  # noqa: BLE001 - SandboxError: say which agent and base, and what to do
         return TaskFailed(f"the {name} agent's image does not build FROM {base} (the task's environment "
                           f"image): {exc}; an agent whose install needs another Python than that image's cannot "
@@ -660,7 +660,7 @@ def _build_service(agent_name: str, role: str, base_image: str) -> None:
     try:
         stamp = images.build_service(dict(_services(get_agent(agent_name)))[role], base_image)
     except ConfigError as exc:
-        return TaskFailed(str(exc))
+        return Refused(str(exc))
     print(f"service image {stamp['image']} {stamp['id'][:19]} (built in {stamp['seconds']:.0f} s)")
     return None
 
@@ -733,7 +733,7 @@ def _step_action(fn, args: list):
     try:
         fn(*args)
     except (ConfigError, BackendError) as exc:
-        return TaskFailed(str(exc))
+        return Refused(str(exc))
     return None
 
 

@@ -723,7 +723,8 @@ def read_predictions(path: Path) -> list[dict]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise Rejected(f"predictions file {path} does not exist") from None
+        raise Rejected(f"predictions file {path} does not exist: give predictions=FILE (SWE-bench predictions, JSONL), or "
+                       "predictions=gold / predictions=empty as checks") from None
     try:
         if text.lstrip().startswith("["):
             rows = json.loads(text)
