@@ -210,10 +210,8 @@ def test_a_broken_exercise_in_a_batch_is_left_to_its_own_proof_and_the_others_ar
     assert batched["javascript-hello"]["status"] == batched["javascript-twice"]["status"] == "kept"
 
 
-def test_a_batch_proof_is_taken_only_for_exactly_its_inputs(tmp_path, monkeypatch):
-    """prove_staged takes batch-proof.json only when its inputs digest is the task's current one (no Docker: the
-    single proof is replaced by a marker)."""
-    from rules import build, prove
+def _rendered_task(tmp_path: Path):
+    """A rendered task folder ``python-x`` (render.json only), a grader stamp and limits: (folder, stamp, limits)."""
     from rules.config import Limits
     from rules.files import write_json
 
@@ -222,7 +220,16 @@ def test_a_batch_proof_is_taken_only_for_exactly_its_inputs(tmp_path, monkeypatc
                                    "error": None, "digests": {"task": {"a": "1"}}})
     stamp = tmp_path / "grader.json"
     stamp.write_text('{"id": "sha256:1"}')
-    limits = Limits(cpus=1.0, memory=1024**3, pids=64, timeout=60)
+    return b, stamp, Limits(cpus=1.0, memory=1024**3, pids=64, timeout=60)
+
+
+def test_a_batch_proof_is_taken_only_for_exactly_its_inputs(tmp_path, monkeypatch):
+    """prove_staged takes batch-proof.json only when its inputs digest is the task's current one (no Docker: the
+    single proof is replaced by a marker)."""
+    from rules import build, prove
+    from rules.files import write_json
+
+    b, stamp, limits = _rendered_task(tmp_path)
     monkeypatch.setattr(prove, "prove", lambda *a, **k: {"status": "alone"})
     inputs = build.proof_inputs(b, image="img", limits=limits, stamp=stamp)
     write_json(b / build.BATCH_PROOF, {"inputs": inputs, "proof": {"status": "batched"}})
@@ -243,15 +250,9 @@ def test_a_proof_made_for_exactly_the_current_inputs_stands_after_a_killed_gen(t
     doit's record, and the next gen proved it again. prove_staged keeps a proof of exactly its inputs (no
     Docker: the proof itself is a counting marker); an environmental rejection or other inputs prove again."""
     from rules import build, prove
-    from rules.config import Limits
     from rules.files import write_json
 
-    b = tmp_path / "python-x"
-    write_json(b / "render.json", {"meta": {"task": "python-x", "language": "python", "exercise": "x"},
-                                   "error": None, "digests": {"task": {"a": "1"}}})
-    stamp = tmp_path / "grader.json"
-    stamp.write_text('{"id": "sha256:1"}')
-    limits = Limits(cpus=1.0, memory=1024**3, pids=64, timeout=60)
+    b, stamp, limits = _rendered_task(tmp_path)
     calls = []
     monkeypatch.setattr(prove, "prove", lambda *a, **k: calls.append(1) or {"task": "python-x", "status": "kept"})
     first = build.prove_staged(b, image="img", limits=limits, stamp=stamp)

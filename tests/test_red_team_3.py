@@ -1348,26 +1348,8 @@ SWE_ATTEMPTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def swe_home(tmp_path_factory):
-    """A lab home with the fixture swe tier's ``lab__calc-1`` generated (as tests/test_red_team_2.py's)."""
-    from conftest import run_doit, write_suite
-    from fixture_swe import SUITE, make_calc
-    from fixture_upstream import make_upstream
-
-    root = tmp_path_factory.mktemp("red3-swe")
-    make_calc(root / "src")
-    home = root / "home"
-    write_suite(home, make_upstream(root / "upstream"))
-    (home / "evals" / "swe").mkdir(parents=True, exist_ok=True)
-    (home / "evals" / "swe" / "suite.toml").write_text(SUITE.format(
-        dataset=root / "src" / "data.jsonl", repos=root / "src" / "repos").replace(
-        'instances = ["lab__calc-1", "lab__calc-2"]', f'instances = ["{SWE_TASK}"]'))
-    res = run_doit(home, "gen:swe")
-    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    manifest = json.loads((home / "evals" / "swe" / "manifest.json").read_text())
-    assert {t["task"]: t["status"] for t in manifest["tasks"]}[SWE_TASK] == "kept", manifest
-    return home
+# the fixture swe tier's ``lab__calc-1`` generated in a home of its own, as red team 2 makes it
+from test_red_team_2 import swe_home  # noqa: E402,F401  (a pytest fixture)
 
 
 def swe_attempt(home: Path, tmp: Path, name: str, files: dict):
