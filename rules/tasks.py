@@ -743,7 +743,7 @@ def _step_task(step) -> dict:
         return {"name": step.name, "actions": [(_fail, [step.fails])], "doc": step.doc}
     task = {"name": step.name, "doc": step.doc,
             "actions": [(_step_action, list(step.action))] if step.action else None}
-    for key in ("file_dep", "task_dep", "targets"):
+    for key in ("file_dep", "task_dep", "targets", "setup"):
         if getattr(step, key):
             task[key] = list(getattr(step, key))
     if step.current:

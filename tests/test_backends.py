@@ -182,6 +182,93 @@ def test_a_record_from_a_node_that_saw_another_trial_is_not_counted(tmp_path, mo
     assert r["backend"] == {"name": "fake", "node": "b"}
 
 
+class NodesBackend:
+    """A cluster of nodes that each hold some images: ``on_each_node`` runs the real ``node_report`` as it would
+    run there, seeing that node's images only (no Docker, no cluster)."""
+
+    name = "ray"
+
+    def __init__(self, held: dict[str, dict[str, str]]):
+        self.held = held  # node -> {tag: id}
+
+    def install(self, monkeypatch):
+        from rules import backends, sandbox
+
+        node = {"name": ""}
+        monkeypatch.setattr(backends, "node_name", lambda: node["name"])
+        monkeypatch.setattr(backends, "clean_scratch", lambda root=None: 0)
+        monkeypatch.setattr(sandbox, "client", lambda: None)
+        monkeypatch.setattr(sandbox, "cleanup", lambda only_dead_owners=True: 0)
+        monkeypatch.setattr(sandbox, "image_id", lambda tag: self.held[node["name"]].get(tag))
+        monkeypatch.setattr(sandbox, "image_labels", lambda tag: {})
+        monkeypatch.setattr(backends.RayBackend, "connect", lambda b: None)
+        calls = []
+
+        def on_each_node(b, fn):
+            calls.append(1)
+            out = {}
+            for name in self.held:
+                node["name"] = name
+                out[name] = fn()
+            return out
+
+        monkeypatch.setattr(backends.RayBackend, "on_each_node", on_each_node)
+        monkeypatch.setattr(backends, "_open", {})
+        return calls
+
+
+def test_every_node_is_checked_for_every_image_of_the_run_before_the_first_trial(tmp_path, monkeypatch):
+    """The swe tier's node check covers each published task's environment image and each agent's image on it,
+    not only the first trial's; a node lacking one stops the command in one line naming it, the image and the
+    fix; a node holding them all serves, and the trials' own lookups ask the nodes nothing more."""
+    from types import SimpleNamespace
+
+    from rules import backends
+    from rules.agents import parse_agent
+    from rules.tiers.swe import _run_images
+
+    tasks = tmp_path / "tasks"
+    for task, env in (("a__x-1", "x-1.0"), ("a__x-2", "x-1.0"), ("b__y-1", "y-2.0")):
+        (tasks / task).mkdir(parents=True)
+        (tasks / task / "task.json").write_text(json.dumps({"image": f"lab/swe-env:{env}"}))
+    agent = parse_agent("fixer", {"image": "noop", "command": ["true"]})
+    ctx = SimpleNamespace(tasks=sorted(p.name for p in tasks.iterdir()), suite=SimpleNamespace(tasks_dir=tasks))
+    tags = _run_images(ctx, [agent])
+    assert tags == ["lab/swe-env:x-1.0", "lab/swe-env:y-2.0", agent.tag("lab/swe-env:x-1.0"),
+                    agent.tag("lab/swe-env:y-2.0")]
+    ids = {tag: "sha256:" + str(i) * 64 for i, tag in enumerate(tags)}
+    monkeypatch.setattr(backends, "_ids", dict(ids))
+    lacking = {k: v for k, v in ids.items() if k != agent.tag("lab/swe-env:y-2.0")}  # the last task's agent image
+    NodesBackend({"a": dict(ids), "b": lacking}).install(monkeypatch)
+    with pytest.raises(backends.BackendError) as err:
+        backends.check_nodes("ray", "127.0.0.1:1", tags)
+    message = str(err.value)
+    assert "\n" not in message, "one line"
+    assert message.startswith("a node cannot serve trials: node b") and \
+        f"image {agent.tag('lab/swe-env:y-2.0')} is missing" in message
+    assert f"docker save {agent.tag('lab/swe-env:y-2.0')} | ssh <b> docker load" in message
+    assert "node a " not in message and "node a:" not in message
+
+    later = {"lab/swe-env:z-3.0": "sha256:" + "9" * 64}  # built after the check, for a later trial
+    calls = NodesBackend({"a": {**ids, **later}, "b": {**ids, **later}}).install(monkeypatch)
+    backends.check_nodes("ray", "127.0.0.1:1", tags)
+    assert backends.get_backend("ray", "127.0.0.1:1", {tags[1]: ids[tags[1]], tags[3]: ids[tags[3]]}).nodes == ["a", "b"]
+    assert len(calls) == 1, "an image every node was found to hold is not looked up again"
+    backends.get_backend("ray", "127.0.0.1:1", later)
+    assert len(calls) == 2, "an image no check covered is checked on every node before its first trial"
+
+
+def test_a_node_lacking_several_images_is_one_line_naming_them(monkeypatch):
+    from rules.backends import check_reports
+
+    want = {f"lab/swe-env:{v}": "sha256:" + str(i) * 64 for i, v in enumerate(("a-1", "b-2", "c-3"))}
+    report = {"node": "b", "lab_version": "v", "engine": "", "images": {"lab/swe-env:a-1": want["lab/swe-env:a-1"]}}
+    problems = check_reports([report], want, "v")
+    assert problems == ["node b: 2 images are missing (lab/swe-env:b-2, lab/swe-env:c-3): `docker save "
+                        "lab/swe-env:b-2 lab/swe-env:c-3 | ssh <b> docker load` from this machine (the same id there), "
+                        "or build them on that node and on this one from the same lab"]
+
+
 def test_scratch_folders_of_dead_executors_are_removed_and_live_ones_kept(tmp_path):
     from rules.backends import OWNER, clean_scratch
     from rules.files import write_json
