@@ -26,7 +26,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import PROJECT, run_doit, write_suite  # noqa: E402
+from fixture_swe import make_calc, write_swe_suite  # noqa: E402
+from fixture_upstream import make_upstream  # noqa: E402
+from test_swerun import BROKEN_MUL, _writes  # noqa: E402
+from test_swerun import FIXED_SOURCE, TASK as SWE_TASK  # noqa: E402
 from test_trial import GOOD, lab_containers, make_tier  # noqa: E402
 
 docker = pytest.mark.docker
@@ -50,6 +54,18 @@ env = ["LAB_TEST_API_KEY"]
 cpus = 1
 memory = "512m"
 """
+
+
+# the swe tier's scripted agents (tests/test_swerun.py's), sized for a test node (one CPU, 3 GiB)
+SWE_AGENTS = "".join(f"""
+[{name}]
+image = "noop"
+command = ["sh", "-c", '''{_writes(source)}''']
+network = "none"
+[{name}.limits]
+cpus = 1
+memory = "512m"
+""" for name, source in (("breaker", BROKEN_MUL), ("fixer", FIXED_SOURCE)))
 
 
 def spec_for(tmp_path, env=None):
@@ -395,9 +411,11 @@ def ray_cluster():
     pids: list[int] = []
     try:
         node = dict(num_cpus=1, memory=3 * 1024**3, object_store_memory=100 * 1024**2, node_ip_address="127.0.0.1")
-        c = Cluster(initialize_head=True, head_node_args=dict(include_dashboard=False, env_vars={"LAB_NODE": "a"},
-                                                              **node))
-        b = c.add_node(env_vars={"LAB_NODE": "b"}, **node)
+        # each node keeps its state (scratch folders, the swe tier's pre-existing test baselines) in a lab home
+        # of its own, never the project's
+        c = Cluster(initialize_head=True, head_node_args=dict(include_dashboard=False, env_vars={
+            "LAB_NODE": "a", "LAB_HOME": f"{tmp}/node-a"}, **node))
+        b = c.add_node(env_vars={"LAB_NODE": "b", "LAB_HOME": f"{tmp}/node-b"}, **node)
         c.wait_for_nodes()
         pids = [p.process.pid for n in c.list_all_nodes() for ps in n.all_processes.values() for p in ps]
         yield c, b, {**os.environ, **env}, Path(tmp)
@@ -481,6 +499,7 @@ def test_an_agent_key_reaches_the_node_but_no_file_or_log(ray_cluster, homes):
     assert files_holding(home, SECRET) == [], "no file of the run holds the key"
     assert files_holding(tmp, SECRET) == [], "no file or log of the Ray cluster holds the key"
     assert files_holding(PROJECT / ".lab" / "trials", SECRET) == []
+    assert not (PROJECT / ".lab" / "trials" / "keyed").exists(), "the nodes keep their scratch in their own homes"
 
 
 @docker
@@ -515,7 +534,56 @@ def test_a_node_removed_mid_run_still_gives_every_result(ray_cluster, homes):
         sandbox.cleanup(only_dead_owners=True)  # what the next run's node check does on every node
         time.sleep(1)
     assert lab_containers(**{"lab.agent": "nap"}) == [], "the dead trial's container is cleaned"
-    from rules.backends import clean_scratch, scratch_root
+    from rules.backends import clean_scratch
 
-    clean_scratch()  # the node check does this on every node too
-    assert not list((scratch_root() / "nap").glob("*")), "no scratch folder left"
+    for node in ("a", "b"):  # the node check does this on every node too
+        clean_scratch(_tmp / f"node-{node}" / ".lab" / "trials")
+        assert not list((_tmp / f"node-{node}" / ".lab" / "trials" / "nap").glob("*")), "no scratch folder left"
+
+
+# ---- the swe tier on the cluster ----
+
+@pytest.fixture(scope="module")
+def swe_home(tmp_path_factory):
+    """A lab home with the fixture swe tier generated (its environment image, its proof) and the scripted agents
+    of tests/test_swerun.py."""
+    root = tmp_path_factory.mktemp("swe-ray")
+    make_calc(root / "src")
+    home = root / "home"
+    write_suite(home, make_upstream(root / "upstream"))
+    write_swe_suite(home, root / "src")
+    agents = home / "evals" / "agents.toml"
+    agents.write_text(agents.read_text() + SWE_AGENTS)
+    res = run_doit(home, "gen:swe")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return home
+
+
+@docker
+@cluster
+def test_a_swe_run_checks_every_node_first_and_measures_each_attempt_where_it_ran(ray_cluster, swe_home):
+    c, _b, env, tmp = ray_cluster
+    run = "breaker+fixer.x2"
+    proc = doit_on(swe_home, env, "run", "suite=swe", "agents=breaker,fixer", "attempts=2", "backend=ray",
+                   f"cluster={c.address}", "jobs=2")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert "2 nodes can serve (a, b)" in proc.stdout, proc.stdout[-2000:]
+    check = lines.index(f".  eval:{run}:nodes")
+    assert check < lines.index(f".  eval:{run}/{SWE_TASK}"), "the nodes are checked before the first trial"
+    folder = swe_home / "evals" / "swe" / "runs" / run / SWE_TASK
+    r = json.loads((folder / "result.json").read_text())
+    assert [a["plausible"] for a in r["attempts"]] == [False, True]
+    assert r["attempts"][0]["broken"] == ["tests.test_calc::test_mul"], "attempt 1 broke a pre-existing test"
+    assert (r["chosen"], r["resolved"]) == (1, True)
+    ran = [json.loads((folder / f"attempt-{n}" / "result.json").read_text())["backend"] for n in (1, 2)]
+    assert {b["name"] for b in ran} == {"ray"} and {b["node"] for b in ran} <= {"a", "b"}
+    # the pre-existing tests ran where each attempt ran: its baseline is kept in that node's home, not here
+    assert not (swe_home / ".lab" / "swe" / "pretest" / f"{SWE_TASK}.json").exists(), "the driver ran no test"
+    for b in ran:
+        assert (tmp / f"node-{b['node']}" / ".lab" / "swe" / "pretest" / f"{SWE_TASK}.json").is_file()
+    assert "+    return a + b" in (folder / "patch.diff").read_text()
+    again = doit_on(swe_home, env, "run", "suite=swe", "agents=breaker,fixer", "attempts=2", "backend=ray",
+                    f"cluster={c.address}")
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert f".  eval:{run}:nodes" not in again.stdout, "nothing to run: no cluster is asked"
