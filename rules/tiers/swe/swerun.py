@@ -6,7 +6,8 @@ agents taking turns (attempt n is made by agent ``(n - 1) % len(agents)``); each
 task's environment image (so ``{test_cmd}``, the repository's pre-existing tests, runs there), then a fresh,
 network-less container of that image grades the work tree with the held-out tests.
 
-After each attempt lab measures, on the agent's work alone, whether it is *plausible*
+After each attempt lab measures, on the agent's work alone and on the machine that ran it (a Ray node's engine
+included: ``measure_where_run``, the attempt's ``Trial.followup``), whether it is *plausible*
 (``rules.tiers.swe.swebench.measure``, after Aider's SWE-bench harness): a non-empty patch that applies to a fresh base,
 no syntax error in the Python files it changes, and every pre-existing test that passed at base still passing
 (``pretest.sh``, run offline in the task's image, never a held-out test). The first plausible attempt is the
