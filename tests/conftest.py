@@ -26,6 +26,20 @@ def docker_available() -> bool:
         return False
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_image_stamps(tmp_path_factory) -> Path:
+    """The image stamps a test writes in this process (``swebench.build_env``, ``images.build_agent``) go to a
+    lab home of the tests' own, never the project's ``.lab/images`` (which a user's next command would read as
+    the builds of its images). Commands a test runs through doit have their own LAB_HOME already."""
+    from rules import images
+
+    folder = tmp_path_factory.mktemp("lab-home") / ".lab" / "images"
+    saved = images.stamps_dir
+    images.stamps_dir = lambda: folder
+    yield folder
+    images.stamps_dir = saved
+
+
 @pytest.fixture(scope="session")
 def grader_image():
     """The grader image tag, built (or found up to date) once per test session."""
