@@ -827,9 +827,12 @@ def _report(tier: str, run: str | None = None, subset=None):
     # `doit run` and `doit report`) removes those of runs that are provably gone
     if sandbox.boxes_left():
         sandbox.cleanup()
-    write_report(tier)
-    if subset is not None:
-        write_report(tier, subset=subset)
+    try:
+        write_report(tier)
+        if subset is not None:
+            write_report(tier, subset=subset)
+    except ConfigError as exc:  # evals/agents.toml unreadable: nothing already written is rewritten
+        return Refused(str(exc))
     failed = run_failed(run, load_suite(tier).runs_dir / run, _published(tier)) if run else None
     return Refused(failed) if failed else None
 
