@@ -748,6 +748,10 @@ def _step_task(step) -> dict:
             task[key] = list(getattr(step, key))
     if step.current:
         task["uptodate"] = [config_changed(step.settings or {}), step.current]
+        if step.targets:  # the progress line asks it whether an older result still counts
+            from rules.runs import register_check
+
+            register_check(Path(step.targets[0]).parent, step.current)
     return task
 
 

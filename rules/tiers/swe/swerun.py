@@ -44,7 +44,7 @@ from rules.agents import Agent
 from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json
 from rules.records import SWE_TRIAL_FORMAT, SweResult, now
-from rules.runs import eval_kind, trial_for
+from rules.runs import eval_kind, record_verdict, trial_for
 from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, TrialKind, current_grader_id, kept_work,
                          regrade_trial, stored_result, summary_line, task_digest, template_digest, trial_folder)
 from rules.upstream import patch_bytes
@@ -459,7 +459,7 @@ def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, a
     try:
         st = trial_for(_key(agents, task, attempts, run, repeat),
                        lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=True)
-        return st.state(stored_result(st.run_dir)) == "current"
+        return record_verdict(st.run_dir, st.state(stored_result(st.run_dir)) == "current")
     except ConfigError:
         return False
 
