@@ -28,16 +28,18 @@ def docker_available() -> bool:
 
 @pytest.fixture(scope="session", autouse=True)
 def own_image_stamps(tmp_path_factory) -> Path:
-    """The image stamps a test writes in this process (``swebench.build_env``, ``images.build_agent``) go to a
-    lab home of the tests' own, never the project's ``.lab/images`` (which a user's next command would read as
-    the builds of its images). Commands a test runs through doit have their own LAB_HOME already."""
-    from rules import images
+    """What a test writes into a lab home's ``.lab`` from this process (image stamps: ``swebench.build_env``,
+    ``images.build_agent``; a trial's scratch folders through the local backend: ``backends.execute``) goes to a
+    lab home of the tests' own, never the project's ``.lab`` (a user's next command would read those stamps as
+    its images' builds). Yields its ``.lab/images``. Commands a test runs through doit have their own LAB_HOME."""
+    from rules import backends, images
 
-    folder = tmp_path_factory.mktemp("lab-home") / ".lab" / "images"
-    saved = images.stamps_dir
-    images.stamps_dir = lambda: folder
-    yield folder
-    images.stamps_dir = saved
+    state = tmp_path_factory.mktemp("lab-home") / ".lab"
+    saved = images.stamps_dir, backends.scratch_root
+    images.stamps_dir = lambda: state / "images"
+    backends.scratch_root = lambda: state / "trials"
+    yield state / "images"
+    images.stamps_dir, backends.scratch_root = saved
 
 
 @pytest.fixture(scope="session")
