@@ -10,10 +10,14 @@ record folder as bytes. The driver writes them into the run folder (``write_reco
 folder swapped in whole), so resume, ``trial_state``, re-grading and the report are the same for both.
 The local backend runs that same path in the calling thread, so the ordinary Docker tests cover it.
 
-Before the first trial every node is checked once (``check_nodes``): its engine answers, the grader and the
-agent image are there with the driver's ids, lab is the same version; a node that fails is named with the fix.
-Containers a dead trial left behind are removed on every node (``sandbox.cleanup`` run there), and so are
-its scratch folders (``clean_scratch``).
+Before the first trial every node is checked (``check_nodes``, given every image the command's trials need,
+agents' and environments'; ``Backend.check``): its engine answers, each image is there with the driver's id,
+lab is the same version; a node that fails is named with the image and the fix, and the command stops. An
+image no check has covered yet (one built later in the command) is checked on every node before the first
+trial that uses it. Containers a dead trial left behind are removed on every node (``sandbox.cleanup`` run
+there), and so are its scratch folders (``clean_scratch``). What a tier measures on a trial's work beyond its
+grading (the swe tier's plausibility) runs where the trial ran, after it (``Trial.followup``), and its files
+come back with the record.
 
 Ray (``pip install 'lab[ray]'``): each trial is one Ray task asking for the CPUs and memory its limits need
 (the larger of the agent's and the grader's), re-run once on another node when its node dies
@@ -80,6 +84,7 @@ class TrialSpec:
     lab_version: str
     origin: str = ""  # a digest naming the driver's trial folder: one trial, one scratch folder on a node
     env: dict = field(default_factory=dict, repr=False)
+    followup: tuple | None = None  # the Trial's ``followup``: (a module-level function, its keyword arguments)
 
     def resources(self) -> tuple[float, int]:
         """(CPUs, memory bytes) a trial holds on a node: the larger of the agent's and the grader's limits
@@ -188,6 +193,9 @@ def execute(spec: TrialSpec) -> TrialRecord:
                   agent_image=spec.agent_image, grader_image=spec.grader_image, grade_limits=spec.grade_limits,
                   tries=spec.tries, run=spec.run, repeat=spec.repeat)
         result = run_trial(t, environ=dict(spec.env))
+        if spec.followup is not None:  # e.g. the swe tier's plausibility: on this node's engine, as the trial was
+            fn, kwargs = spec.followup
+            fn(task_dir, record_dir, result, base / "followup", **kwargs)
         files = {}
         for folder, _dirs, names in os.walk(record_dir):
             for name in names:
@@ -256,18 +264,27 @@ def check_reports(reports: list[dict], expected: Mapping[str, str], version: str
         if r.get("engine"):
             problems.append(f"{where}: {r['engine']}")
             continue
+        missing = []
         for tag, want in expected.items():
             have = (r.get("images") or {}).get(tag)
             if have == want or not want:  # an image the driver lacks: each trial says so, as in a local run
                 continue
-            how = (f"`docker save {tag} | ssh <{node}> docker load` from this machine (the same id there), or "
-                   f"build it on that node and on this one from the same lab")
             if not have:
-                problems.append(f"{where}: image {tag} is missing: {how}")
+                missing.append(tag)
             else:
                 problems.append(f"{where}: image {tag} is {have[:19]} there, {want[:19]} here (another build; "
-                                f"a result graded with another grader id is not this run's): {how}")
+                                f"a result graded with another grader id is not this run's): {_fix(node, [tag])}")
+        if missing:  # one line for the node, however many images it lacks
+            what = f"image {missing[0]} is" if len(missing) == 1 else f"{len(missing)} images are"
+            names = "" if len(missing) == 1 else f" ({', '.join(missing)})"
+            problems.append(f"{where}: {what} missing{names}: {_fix(node, missing)}")
     return problems
+
+
+def _fix(node: str, tags: list[str]) -> str:
+    """How to give ``node`` the driver's ``tags``."""
+    return (f"`docker save {' '.join(tags)} | ssh <{node}> docker load` from this machine (the same id there), or "
+            f"build {'it' if len(tags) == 1 else 'them'} on that node and on this one from the same lab")
 
 
 # ---- the driver ----
@@ -281,7 +298,7 @@ def make_spec(t: Trial, images: Mapping[str, str], environ: Mapping[str, str] = 
                      run=t.run or t.agent.run, repeat=t.repeat, tries=t.tries, agent_image=t.agent_image,
                      grader_image=t.grader_image, grade_limits=t.grade_limits, images=dict(images),
                      lab_version=lab_version(), origin=origin,
-                     env={n: environ[n] for n in names if environ.get(n)})
+                     env={n: environ[n] for n in names if environ.get(n)}, followup=t.followup)
 
 
 def write_record(run_dir: Path, record: TrialRecord, backend: str) -> dict:
@@ -322,11 +339,25 @@ class Backend:
     def open(self, images: Mapping[str, str]) -> None:
         """Check every node against the driver's image ids ``images`` ({tag: id}) and lab version, removing
         containers of dead trials on each. Raises BackendError naming every node that cannot serve."""
-        reports = list(self.on_each_node(lambda: node_report(images)).values())
-        problems = check_reports(reports, images, lab_version())
-        if problems:
-            raise BackendError("nodes that cannot serve trials:\n  " + "\n  ".join(problems))
-        self.nodes = sorted(r["node"] for r in reports)
+        self.checked: dict[str, str] = {}
+        self._check_lock = threading.Lock()
+        self.check(images)
+
+    def check(self, images: Mapping[str, str]) -> None:
+        """Check every node for those of ``images`` ({tag: the driver's id}) not checked yet (an image a node
+        was found to hold is not looked up again). Raises BackendError naming every node that cannot serve
+        and the fix."""
+        with self._check_lock:
+            todo = {tag: i for tag, i in images.items() if self.checked.get(tag) != i}
+            if not todo and hasattr(self, "nodes"):
+                return
+            reports = list(self.on_each_node(lambda: node_report(todo)).values())
+            problems = check_reports(reports, todo, lab_version())
+            if problems:
+                raise BackendError(f"a node cannot serve trials: {problems[0]}" if len(problems) == 1 else
+                                   "nodes that cannot serve trials:\n  " + "\n  ".join(problems))
+            self.checked.update(todo)
+            self.nodes = sorted(r["node"] for r in reports)
 
     def on_each_node(self, fn: Callable[[], object]) -> dict:
         raise NotImplementedError
@@ -464,7 +495,19 @@ def get_backend(name: str, address: str | None, images: Mapping[str, str]) -> Ba
         found = _open[key]
     if isinstance(found, BackendError):
         raise found
+    if name != "local":  # an image no earlier check covered: on every node before its first trial
+        found.check(images)
     return found
+
+
+def check_nodes(name: str, address: str | None, tags: list[str]) -> None:
+    """Before the first trial of a command: open backend ``name`` (at ``address``) and check every node for
+    every image tag in ``tags`` (the images the command's trials need: agents' and environments'), against the
+    driver's ids. Nothing to check for the local backend. Raises BackendError naming each node that cannot
+    serve, the image and the fix."""
+    if name == "local":
+        return
+    get_backend(name, address, {tag: _image_id(tag) for tag in sorted(set(tags))})
 
 
 _ids: dict[str, str] = {}
@@ -507,5 +550,5 @@ def run_through(t: Trial, backend: str = "local", address: str | None = None,
 
 
 __all__ = ["BACKENDS", "Backend", "BackendError", "LocalBackend", "RayBackend", "TrialRecord", "TrialSpec",
-           "check_reports", "error_result", "execute", "get_backend", "lab_version", "make_spec", "node_name",
+           "check_nodes", "check_reports", "error_result", "execute", "get_backend", "lab_version", "make_spec", "node_name",
            "node_report", "pack_folder", "run_through", "unpack_folder", "write_record"]

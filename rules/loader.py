@@ -28,12 +28,14 @@ class Refused(TaskFailed):
 class Reporter(ExecutedOnlyReporter):
     """doit's console reporter without the ``--`` line of each up-to-date task (a no-op ``doit gen:aider``
     printed one per task) and without a line for a task whose ``meta`` says ``quiet`` (a summary that speaks
-    for itself); a ``Refused`` task's failure is its message alone. ``doit -r console`` shows every line."""
+    for itself); a ``Refused`` task's failure is its message alone, and the same reason is written once.
+    ``doit -r console`` shows every line."""
 
     desc = "console, without up-to-date tasks; lab's refusals as their one line"
 
     def __init__(self, outstream, options):
         super().__init__(PipeSafe(outstream), options)
+        self._refusals: list[str] = []
 
     def execute_task(self, task):
         if not (task.meta or {}).get("quiet"):
@@ -41,8 +43,12 @@ class Reporter(ExecutedOnlyReporter):
 
     def _write_failure(self, result, write_exception=True):
         if isinstance(result["exception"], Refused):
-            if write_exception:
-                self.write(result["exception"].message.rstrip("\n") + "\n")
+            text = result["exception"].message.rstrip("\n")
+            # one reason, once: two tasks stopped by the same cause (a missing repository stops an instance's
+            # gen task and its environment's build) give one line
+            if write_exception and not any(w.endswith(text) or text.endswith(w) for w in self._refusals):
+                self._refusals.append(text)
+                self.write(text + "\n")
             return
         super()._write_failure(result, write_exception)
 

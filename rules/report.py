@@ -1018,10 +1018,12 @@ def load_runs(runs_dir: Path, tasks: list[TaskRow], tasks_dir: Path, agents: dic
 
 def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
     """Read the tier's manifest and every run's results: (tasks, runs, notes); see ``load_runs``. A task's
-    group labels are its manifest entry's (the tier's ``groups``), else its task.json's."""
+    group labels are its manifest entry's (the tier's ``groups``), else its task.json's. Raises ConfigError when
+    evals/agents.toml cannot be read at all (missing, not TOML): without it every run would lose its agent's
+    command and every result would look stale (one badly defined agent leaves only that agent's unjudged)."""
     from rules import tiers
     from rules.agents import AgentError, load_agents
-    from rules.config import load_suite
+    from rules.config import ConfigError, load_suite
     from rules.files import read_json
 
     suite = load_suite(tier)
@@ -1032,8 +1034,9 @@ def load(tier: str) -> tuple[list[TaskRow], list[Run], list[str]]:
              and (suite.tasks_dir / t["task"] / "task.json").is_file()]
     try:
         agents = load_agents(broken={})  # a broken table leaves its agent's results unjudged, not the others'
-    except AgentError:
-        agents = {}
+    except AgentError as exc:  # the whole file: every run's command and staleness would be lost from the pages
+        raise ConfigError(f"{exc}; the report was not written (its pages, as written, keep each run's agent "
+                          "command): fix the file and run `doit report` again") from None
     judge = the_tier.stale_judge(suite, agents)
     runs, notes = load_runs(suite.runs_dir, tasks, suite.tasks_dir, agents, judge, the_tier.profile)
     return tasks, runs, notes

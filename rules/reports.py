@@ -364,17 +364,20 @@ def parse(fmt: str, report_dir: Path, meta: dict | None = None) -> Parsed:
         return Parsed(notes=[f"the {fmt} report could not be read: {exc.__class__.__name__}: {exc}"[:300]])
 
 
-# headings: pytest's (a test's failure section, a summary) and jest's (a test's failure section, ``● A › b``; a
-# test file's results, ``FAIL ./x.spec.js``; the totals, ``Test Suites: ...``)
-SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*|  ● .*|(PASS|FAIL) \S.*|Test Suites: .*)\s*$")
+# headings: pytest's (a test's failure section, a summary), jest's (a test's failure section, ``● A › b``; a
+# test file's results, ``FAIL ./x.spec.js``; the totals, ``Test Suites: ...``) and unittest's, django's runner
+# included (a test's section, ``FAIL: test_x (mod.Class)`` or ``ERROR: ...`` below a ``=====`` line; the totals,
+# ``Ran 5 tests in 0.1s``)
+SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*|  ● .*|(PASS|FAIL) \S.*|Test Suites: .*"
+                     r"|(FAIL|ERROR|UNEXPECTED SUCCESS): \S+ \(.*|Ran \d+ tests? in .*)\s*$")
 
 
 def scrub(text: str, tokens: list[str]) -> str:
     """``text`` without the lines that mention any of ``tokens`` (the canaries' names), case-insensitively,
     and without the whole failure section a canary's heading opens (pytest's ``____ Class.name ____``, jest's
-    ``● describe › title``, up to the next heading: a copied test's source and its changed expected value
-    included): the test output an
-    agent sees on its next try never shows lab's canary tests."""
+    ``● describe › title``, unittest's ``FAIL: name (module.Class)``, up to the next heading: a copied test's
+    source, its traceback and its changed expected value included): the test output an agent sees on its next
+    try, and a grading's output shown to people, never show lab's canary tests."""
     tokens = [t for t in tokens if t]
     if not tokens:
         return text

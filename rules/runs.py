@@ -25,6 +25,40 @@ from rules.trial import Trial, TrialKind, current_grader_id, stored_result, tria
 
 _built: dict[Hashable, TrialKind] = {}
 _built_lock = threading.Lock()
+# a trial folder's up-to-date check (a Step's ``current``) and what it said in this command: the progress line
+# counts a result from before the command as done only when it still counts
+_checks: dict[str, tuple] = {}
+_verdicts: dict[str, bool] = {}
+
+
+def register_check(folder: Path, check: tuple) -> None:
+    """Remember ``check`` (a callable and its arguments, True when the stored result in trial ``folder`` still
+    counts: doit's up-to-date check of it) for ``still_counts``."""
+    _checks[str(Path(folder))] = check
+
+
+def record_verdict(folder: Path, current: bool) -> bool:
+    """Note what the up-to-date check of trial ``folder`` said in this command; returns ``current``."""
+    _verdicts[str(Path(folder))] = current
+    return current
+
+
+def verdict(folder: Path) -> bool | None:
+    """What the up-to-date check of trial ``folder`` said in this command, or None when it did not run yet."""
+    return _verdicts.get(str(Path(folder)))
+
+
+def still_counts(folder: Path) -> bool:
+    """Whether the stored result in trial ``folder``, written before this command, still counts (doit's
+    up-to-date check of it, run here once when doit has not run it yet); True when no check is known."""
+    known = verdict(folder)
+    if known is not None:
+        return known
+    check = _checks.get(str(Path(folder)))
+    if check is None:
+        return True
+    fn, args = check
+    return bool(fn(*args))  # the check records its verdict
 
 
 def trial_for(key: Hashable, make: Callable[[], TrialKind], keep: bool) -> TrialKind:
@@ -76,7 +110,7 @@ def trial_uptodate(tier: str, agent_name: str, task: str, tries: int, settings: 
     key = _trial_key(tier, agent_name, task, tries, settings, repeat, run)
     try:
         t = trial_for(key, lambda: make_trial(tier, agent_name, task, tries, settings, repeat, run), keep=True)
-        return t.state(stored_result(t.run_dir)) == "current"
+        return record_verdict(t.run_dir, t.state(stored_result(t.run_dir)) == "current")
     except ConfigError:
         return False
 
@@ -156,8 +190,9 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
     """Where a run stands: ``{"done", "total", "passing", "errors", "done_now", "elapsed", "eta"}``.
 
     ``run_root`` is ``<runs>/<agent>``, ``tasks`` the run's task names, ``since`` the run's start (epoch
-    seconds). ``done`` counts finished results, ``errors`` the errors written since ``since`` (an older one is
-    still to be redone by this run), ``done_now`` the finished results written since ``since``, ``eta`` the
+    seconds). ``done`` counts finished results that still count (one written before ``since`` whose trial
+    doit's up-to-date check finds stale is still to be redone: ``still_counts``), ``errors`` the errors written
+    since ``since`` (an older one is still to be redone by this run), ``done_now`` the finished results written since ``since``, ``eta`` the
     seconds left at this run's pace, measured from the first of those trials' start (so time spent before
     the first trial, building images, does not count); None before the first trial finishes.
     """
@@ -174,6 +209,11 @@ def progress(run_root: Path, tasks: list[str], since: float, now: float | None =
                 errors += path.stat().st_mtime >= since
             except FileNotFoundError:
                 pass
+            continue
+        try:
+            if path.stat().st_mtime < since and not still_counts(path.parent):
+                continue  # a stale result (its task, agent or grading changed): this run redoes it
+        except FileNotFoundError:
             continue
         done += 1
         passing += result.get("status") == "pass"

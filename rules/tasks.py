@@ -743,11 +743,15 @@ def _step_task(step) -> dict:
         return {"name": step.name, "actions": [(_fail, [step.fails])], "doc": step.doc}
     task = {"name": step.name, "doc": step.doc,
             "actions": [(_step_action, list(step.action))] if step.action else None}
-    for key in ("file_dep", "task_dep", "targets"):
+    for key in ("file_dep", "task_dep", "targets", "setup"):
         if getattr(step, key):
             task[key] = list(getattr(step, key))
     if step.current:
         task["uptodate"] = [config_changed(step.settings or {}), step.current]
+        if step.targets:  # the progress line asks it whether an older result still counts
+            from rules.runs import register_check
+
+            register_check(Path(step.targets[0]).parent, step.current)
     return task
 
 
@@ -827,9 +831,12 @@ def _report(tier: str, run: str | None = None, subset=None):
     # `doit run` and `doit report`) removes those of runs that are provably gone
     if sandbox.boxes_left():
         sandbox.cleanup()
-    write_report(tier)
-    if subset is not None:
-        write_report(tier, subset=subset)
+    try:
+        write_report(tier)
+        if subset is not None:
+            write_report(tier, subset=subset)
+    except ConfigError as exc:  # evals/agents.toml unreadable: nothing already written is rewritten
+        return Refused(str(exc))
     failed = run_failed(run, load_suite(tier).runs_dir / run, _published(tier)) if run else None
     return Refused(failed) if failed else None
 

@@ -141,7 +141,8 @@ class Step:
     its arguments; it raises ``rules.config.ConfigError`` or ``rules.backends.BackendError`` to fail with that
     message), ``file_dep``, ``task_dep``, ``targets``, ``settings`` (what else makes it run again: one
     ``config_changed``), ``current`` (a callable and its arguments: True when the stored result still counts),
-    ``doc``; or ``fails``, the one line a step that cannot run prints."""
+    ``doc``, ``setup`` (doit names of steps run before it only when it is not current); or ``fails``, the one
+    line a step that cannot run prints."""
 
     name: str
     action: tuple | None = None
@@ -152,6 +153,7 @@ class Step:
     current: tuple | None = None
     doc: str = ""
     fails: str | None = None
+    setup: list = field(default_factory=list)  # steps run first only when this one runs (not current)
 
 
 @dataclass

@@ -165,6 +165,9 @@ class Trial(TrialKind):
     repeat: int = 1  # which repeat of this task in the run (1-based; folder ``<task>@<repeat>`` from 2 on)
     gateway: Any = None  # the running gateway's sandbox.ServiceHandle (set by service_for), else None
     service: Any = None  # the running service's sandbox.ServiceHandle (set by service_for), else None
+    # (fn, kwargs) the executor runs where the trial ran, after it: fn(task_dir, record_dir, result, scratch,
+    # **kwargs) may write files into the record folder, which then travel with the record (rules.backends)
+    followup: Any = None
 
     @property
     def cache_volume(self) -> str:

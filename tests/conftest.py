@@ -26,6 +26,22 @@ def docker_available() -> bool:
         return False
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_image_stamps(tmp_path_factory) -> Path:
+    """What a test writes into a lab home's ``.lab`` from this process (image stamps: ``swebench.build_env``,
+    ``images.build_agent``; a trial's scratch folders through the local backend: ``backends.execute``) goes to a
+    lab home of the tests' own, never the project's ``.lab`` (a user's next command would read those stamps as
+    its images' builds). Yields its ``.lab/images``. Commands a test runs through doit have their own LAB_HOME."""
+    from rules import backends, images
+
+    state = tmp_path_factory.mktemp("lab-home") / ".lab"
+    saved = images.stamps_dir, backends.scratch_root
+    images.stamps_dir = lambda: state / "images"
+    backends.scratch_root = lambda: state / "trials"
+    yield state / "images"
+    images.stamps_dir, backends.scratch_root = saved
+
+
 @pytest.fixture(scope="session")
 def grader_image():
     """The grader image tag, built (or found up to date) once per test session."""

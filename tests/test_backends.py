@@ -26,7 +26,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import PROJECT, run_doit  # noqa: E402
+from conftest import PROJECT, run_doit, write_suite  # noqa: E402
+from fixture_swe import make_calc, write_swe_suite  # noqa: E402
+from fixture_upstream import make_upstream  # noqa: E402
+from test_swerun import BROKEN_MUL, _writes  # noqa: E402
+from test_swerun import FIXED_SOURCE, TASK as SWE_TASK  # noqa: E402
 from test_trial import GOOD, lab_containers, make_tier  # noqa: E402
 
 docker = pytest.mark.docker
@@ -50,6 +54,18 @@ env = ["LAB_TEST_API_KEY"]
 cpus = 1
 memory = "512m"
 """
+
+
+# the swe tier's scripted agents (tests/test_swerun.py's), sized for a test node (one CPU, 3 GiB)
+SWE_AGENTS = "".join(f"""
+[{name}]
+image = "noop"
+command = ["sh", "-c", '''{_writes(source)}''']
+network = "none"
+[{name}.limits]
+cpus = 1
+memory = "512m"
+""" for name, source in (("breaker", BROKEN_MUL), ("fixer", FIXED_SOURCE)))
 
 
 def spec_for(tmp_path, env=None):
@@ -182,6 +198,93 @@ def test_a_record_from_a_node_that_saw_another_trial_is_not_counted(tmp_path, mo
     assert r["backend"] == {"name": "fake", "node": "b"}
 
 
+class NodesBackend:
+    """A cluster of nodes that each hold some images: ``on_each_node`` runs the real ``node_report`` as it would
+    run there, seeing that node's images only (no Docker, no cluster)."""
+
+    name = "ray"
+
+    def __init__(self, held: dict[str, dict[str, str]]):
+        self.held = held  # node -> {tag: id}
+
+    def install(self, monkeypatch):
+        from rules import backends, sandbox
+
+        node = {"name": ""}
+        monkeypatch.setattr(backends, "node_name", lambda: node["name"])
+        monkeypatch.setattr(backends, "clean_scratch", lambda root=None: 0)
+        monkeypatch.setattr(sandbox, "client", lambda: None)
+        monkeypatch.setattr(sandbox, "cleanup", lambda only_dead_owners=True: 0)
+        monkeypatch.setattr(sandbox, "image_id", lambda tag: self.held[node["name"]].get(tag))
+        monkeypatch.setattr(sandbox, "image_labels", lambda tag: {})
+        monkeypatch.setattr(backends.RayBackend, "connect", lambda b: None)
+        calls = []
+
+        def on_each_node(b, fn):
+            calls.append(1)
+            out = {}
+            for name in self.held:
+                node["name"] = name
+                out[name] = fn()
+            return out
+
+        monkeypatch.setattr(backends.RayBackend, "on_each_node", on_each_node)
+        monkeypatch.setattr(backends, "_open", {})
+        return calls
+
+
+def test_every_node_is_checked_for_every_image_of_the_run_before_the_first_trial(tmp_path, monkeypatch):
+    """The swe tier's node check covers each published task's environment image and each agent's image on it,
+    not only the first trial's; a node lacking one stops the command in one line naming it, the image and the
+    fix; a node holding them all serves, and the trials' own lookups ask the nodes nothing more."""
+    from types import SimpleNamespace
+
+    from rules import backends
+    from rules.agents import parse_agent
+    from rules.tiers.swe import _run_images
+
+    tasks = tmp_path / "tasks"
+    for task, env in (("a__x-1", "x-1.0"), ("a__x-2", "x-1.0"), ("b__y-1", "y-2.0")):
+        (tasks / task).mkdir(parents=True)
+        (tasks / task / "task.json").write_text(json.dumps({"image": f"lab/swe-env:{env}"}))
+    agent = parse_agent("fixer", {"image": "noop", "command": ["true"]})
+    ctx = SimpleNamespace(tasks=sorted(p.name for p in tasks.iterdir()), suite=SimpleNamespace(tasks_dir=tasks))
+    tags = _run_images(ctx, [agent])
+    assert tags == ["lab/swe-env:x-1.0", "lab/swe-env:y-2.0", agent.tag("lab/swe-env:x-1.0"),
+                    agent.tag("lab/swe-env:y-2.0")]
+    ids = {tag: "sha256:" + str(i) * 64 for i, tag in enumerate(tags)}
+    monkeypatch.setattr(backends, "_ids", dict(ids))
+    lacking = {k: v for k, v in ids.items() if k != agent.tag("lab/swe-env:y-2.0")}  # the last task's agent image
+    NodesBackend({"a": dict(ids), "b": lacking}).install(monkeypatch)
+    with pytest.raises(backends.BackendError) as err:
+        backends.check_nodes("ray", "127.0.0.1:1", tags)
+    message = str(err.value)
+    assert "\n" not in message, "one line"
+    assert message.startswith("a node cannot serve trials: node b") and \
+        f"image {agent.tag('lab/swe-env:y-2.0')} is missing" in message
+    assert f"docker save {agent.tag('lab/swe-env:y-2.0')} | ssh <b> docker load" in message
+    assert "node a " not in message and "node a:" not in message
+
+    later = {"lab/swe-env:z-3.0": "sha256:" + "9" * 64}  # built after the check, for a later trial
+    calls = NodesBackend({"a": {**ids, **later}, "b": {**ids, **later}}).install(monkeypatch)
+    backends.check_nodes("ray", "127.0.0.1:1", tags)
+    assert backends.get_backend("ray", "127.0.0.1:1", {tags[1]: ids[tags[1]], tags[3]: ids[tags[3]]}).nodes == ["a", "b"]
+    assert len(calls) == 1, "an image every node was found to hold is not looked up again"
+    backends.get_backend("ray", "127.0.0.1:1", later)
+    assert len(calls) == 2, "an image no check covered is checked on every node before its first trial"
+
+
+def test_a_node_lacking_several_images_is_one_line_naming_them(monkeypatch):
+    from rules.backends import check_reports
+
+    want = {f"lab/swe-env:{v}": "sha256:" + str(i) * 64 for i, v in enumerate(("a-1", "b-2", "c-3"))}
+    report = {"node": "b", "lab_version": "v", "engine": "", "images": {"lab/swe-env:a-1": want["lab/swe-env:a-1"]}}
+    problems = check_reports([report], want, "v")
+    assert problems == ["node b: 2 images are missing (lab/swe-env:b-2, lab/swe-env:c-3): `docker save "
+                        "lab/swe-env:b-2 lab/swe-env:c-3 | ssh <b> docker load` from this machine (the same id there), "
+                        "or build them on that node and on this one from the same lab"]
+
+
 def test_scratch_folders_of_dead_executors_are_removed_and_live_ones_kept(tmp_path):
     from rules.backends import OWNER, clean_scratch
     from rules.files import write_json
@@ -308,9 +411,11 @@ def ray_cluster():
     pids: list[int] = []
     try:
         node = dict(num_cpus=1, memory=3 * 1024**3, object_store_memory=100 * 1024**2, node_ip_address="127.0.0.1")
-        c = Cluster(initialize_head=True, head_node_args=dict(include_dashboard=False, env_vars={"LAB_NODE": "a"},
-                                                              **node))
-        b = c.add_node(env_vars={"LAB_NODE": "b"}, **node)
+        # each node keeps its state (scratch folders, the swe tier's pre-existing test baselines) in a lab home
+        # of its own, never the project's
+        c = Cluster(initialize_head=True, head_node_args=dict(include_dashboard=False, env_vars={
+            "LAB_NODE": "a", "LAB_HOME": f"{tmp}/node-a"}, **node))
+        b = c.add_node(env_vars={"LAB_NODE": "b", "LAB_HOME": f"{tmp}/node-b"}, **node)
         c.wait_for_nodes()
         pids = [p.process.pid for n in c.list_all_nodes() for ps in n.all_processes.values() for p in ps]
         yield c, b, {**os.environ, **env}, Path(tmp)
@@ -394,7 +499,59 @@ def test_an_agent_key_reaches_the_node_but_no_file_or_log(ray_cluster, homes):
     assert files_holding(home, SECRET) == [], "no file of the run holds the key"
     assert files_holding(tmp, SECRET) == [], "no file or log of the Ray cluster holds the key"
     assert files_holding(PROJECT / ".lab" / "trials", SECRET) == []
+    assert any((tmp / f"node-{n}" / ".lab" / "trials" / "keyed").is_dir() for n in "ab"), \
+        "the nodes keep their scratch in their own homes"
 
+
+# ---- the swe tier on the cluster ----
+
+@pytest.fixture(scope="module")
+def swe_home(tmp_path_factory):
+    """A lab home with the fixture swe tier generated (its environment image, its proof) and the scripted agents
+    of tests/test_swerun.py."""
+    root = tmp_path_factory.mktemp("swe-ray")
+    make_calc(root / "src")
+    home = root / "home"
+    write_suite(home, make_upstream(root / "upstream"))
+    write_swe_suite(home, root / "src")
+    agents = home / "evals" / "agents.toml"
+    agents.write_text(agents.read_text() + SWE_AGENTS)
+    res = run_doit(home, "gen:swe")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return home
+
+
+@docker
+@cluster
+def test_a_swe_run_checks_every_node_first_and_measures_each_attempt_where_it_ran(ray_cluster, swe_home):
+    c, _b, env, tmp = ray_cluster
+    run = "breaker+fixer.x2"
+    proc = doit_on(swe_home, env, "run", "suite=swe", "agents=breaker,fixer", "attempts=2", "backend=ray",
+                   f"cluster={c.address}", "jobs=2")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert "2 nodes can serve (a, b)" in proc.stdout, proc.stdout[-2000:]
+    check = lines.index(f".  eval:{run}:nodes")
+    assert check < lines.index(f".  eval:{run}/{SWE_TASK}"), "the nodes are checked before the first trial"
+    folder = swe_home / "evals" / "swe" / "runs" / run / SWE_TASK
+    r = json.loads((folder / "result.json").read_text())
+    assert [a["plausible"] for a in r["attempts"]] == [False, True]
+    assert r["attempts"][0]["broken"] == ["tests.test_calc::test_mul"], "attempt 1 broke a pre-existing test"
+    assert (r["chosen"], r["resolved"]) == (1, True)
+    ran = [json.loads((folder / f"attempt-{n}" / "result.json").read_text())["backend"] for n in (1, 2)]
+    assert {b["name"] for b in ran} == {"ray"} and {b["node"] for b in ran} <= {"a", "b"}
+    # the pre-existing tests ran where each attempt ran: its baseline is kept in that node's home, not here
+    assert not (swe_home / ".lab" / "swe" / "pretest" / f"{SWE_TASK}.json").exists(), "the driver ran no test"
+    for b in ran:
+        assert (tmp / f"node-{b['node']}" / ".lab" / "swe" / "pretest" / f"{SWE_TASK}.json").is_file()
+    assert "+    return a + b" in (folder / "patch.diff").read_text()
+    again = doit_on(swe_home, env, "run", "suite=swe", "agents=breaker,fixer", "attempts=2", "backend=ray",
+                    f"cluster={c.address}")
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert f".  eval:{run}:nodes" not in again.stdout, "nothing to run: no cluster is asked"
+
+
+# ---- last: it removes node b from the cluster ----
 
 @docker
 @cluster
@@ -428,7 +585,8 @@ def test_a_node_removed_mid_run_still_gives_every_result(ray_cluster, homes):
         sandbox.cleanup(only_dead_owners=True)  # what the next run's node check does on every node
         time.sleep(1)
     assert lab_containers(**{"lab.agent": "nap"}) == [], "the dead trial's container is cleaned"
-    from rules.backends import clean_scratch, scratch_root
+    from rules.backends import clean_scratch
 
-    clean_scratch()  # the node check does this on every node too
-    assert not list((scratch_root() / "nap").glob("*")), "no scratch folder left"
+    for node in ("a", "b"):  # the node check does this on every node too
+        clean_scratch(_tmp / f"node-{node}" / ".lab" / "trials")
+        assert not list((_tmp / f"node-{node}" / ".lab" / "trials" / "nap").glob("*")), "no scratch folder left"

@@ -172,6 +172,43 @@ def test_a_missing_or_forged_manifest_never_lets_a_grading_pass(tmp_path):
     assert decide({"f › x": "failed", "f › y": "passed", "f › z": "passed"}, ["f › z"], ids, 1)[0] == "pass"
 
 
+def test_scrub_drops_a_canarys_whole_unittest_section():
+    """django's runner (unittest's format): a canary's ``FAIL:`` section, its traceback and its changed expected
+    value included, goes; a real test's ``ERROR:`` section and the totals stay."""
+    out = textwrap.dedent('''\
+        test_lab_c1a2_total (shop_tests.test_total.TotalTests) ... FAIL
+        test_real (shop_tests.test_total.TotalTests) ... ERROR
+        test_empty (shop_tests.test_total.TotalTests) ... ok
+
+        ======================================================================
+        FAIL: test_lab_c1a2_total (shop_tests.test_total.TotalTests)
+        ----------------------------------------------------------------------
+        Traceback (most recent call last):
+          File "/work/tests/shop_tests/test_total.py", line 20, in test_lab_c1a2_total
+            self.assertEqual(total([250, 199]), 450)
+        AssertionError: 449 != 450
+
+        ======================================================================
+        ERROR: test_real (shop_tests.test_total.TotalTests)
+        ----------------------------------------------------------------------
+        Traceback (most recent call last):
+          File "/work/tests/shop_tests/test_total.py", line 9, in test_real
+            total(None)
+        TypeError: 'NoneType' object is not iterable
+
+        ----------------------------------------------------------------------
+        Ran 3 tests in 0.004s
+
+        FAILED (failures=1, errors=1)
+        ''')
+    kept = scrub(out, ["test_lab_c1a2_total"])
+    assert "c1a2" not in kept and "450" not in kept and "assertEqual(total([250" not in kept
+    assert "ERROR: test_real" in kept and "TypeError: 'NoneType' object is not iterable" in kept
+    assert "test_empty (shop_tests.test_total.TotalTests) ... ok" in kept
+    assert "Ran 3 tests in 0.004s" in kept and "FAILED (failures=1, errors=1)" in kept
+    assert kept.count("Traceback") == 1
+
+
 def test_scrub_drops_a_canarys_whole_failure_section():
     out = textwrap.dedent('''\
         =================================== FAILURES ===================================

@@ -637,6 +637,32 @@ def test_a_pretest_baseline_cut_short_by_the_machine_is_an_error_never_kept(tmp_
     assert broken[0] == "t::b" and broken[1].endswith(": the pre-existing tests did not finish"), broken
 
 
+@pytest.mark.parametrize("runner", ["pytest", "django"])
+def test_the_agents_test_cmd_sets_the_environments_test_env_as_the_grading_does(tmp_path, runner):
+    """``{test_cmd}`` sets the environment's ``test_env`` (sphinx's PYTHONWARNINGS/PYTHONDEVMODE, django's locale)
+    as check.sh sets it for the grading, for either runner; check.sh and the environment's digest do not
+    change with it (the grading already set them)."""
+    import shlex
+
+    from fixture_django import make_shop, shop_env
+
+    test_env = (("LANG", "en_US.UTF-8"), ("PYTHONWARNINGS", "error::DeprecationWarning,ignore::ResourceWarning"))
+    if runner == "pytest":
+        repos, records = make_calc(tmp_path / "src")
+        record, env, plain = records[0], calc_env(test_env=test_env), calc_env()
+    else:
+        repos, record = make_shop(tmp_path)
+        env, plain = shop_env(test_env=test_env), shop_env()
+    rendered = swebench.render(swebench._instance(record), env, str(repos))
+    cmd = rendered.meta["test_cmd"]
+    for k, v in test_env:
+        assert f"{k}={shlex.quote(v)} " in cmd, cmd
+        assert f"{k}={shlex.quote(v)} " in rendered.task_files["check.sh"][0].decode(), "the grading sets it too"
+    without = swebench.render(swebench._instance(record), plain, str(repos)).meta["test_cmd"]
+    assert cmd.replace("LANG=en_US.UTF-8 PYTHONWARNINGS=" + shlex.quote(test_env[1][1]) + " ", "") == without
+    assert shlex.split(cmd)[-1] == shlex.split(without)[-1], "the same tests run"
+
+
 def test_the_agents_test_cmd_runs_the_pre_existing_tests_as_the_grading_does(tmp_path):
     """``{test_cmd}`` runs the environment's prepare lines first (pytest's own repository needs its version file,
     which no commit holds: without it every pre-existing test of the 17 pytest instances failed to import) and

@@ -387,6 +387,16 @@ def test_doit_report_reads_results_and_flags_stale_ones(tmp_path):
     assert "mine (model-x)" in res.stdout and "provider said 401" in res.stdout
     for page in ("report.md", "report.html", "report.leaderboard.yml"):
         assert (home / "evals" / "aider" / page).is_file()
+    # a broken agents.toml (not TOML) loses nothing already written: no page loses its run's command
+    tier = home / "evals" / "aider"
+    written = {p: p.read_bytes() for p in sorted(tier.rglob("*")) if p.is_file() and "runs" not in p.parts}
+    assert any("trials" in p.parts for p in written)
+    (home / "evals" / "agents.toml").write_text('[mine\nimage = "noop"\n')
+    res = run_doit(home, "report", timeout=120)
+    out = (res.stdout + res.stderr).strip()
+    assert res.code != 0 and "not valid TOML" in out and "the report was not written" in out, out
+    assert len([ln for ln in out.splitlines() if not ln.startswith(".  ")]) == 1, out
+    assert {p: p.read_bytes() for p in sorted(tier.rglob("*")) if p.is_file() and "runs" not in p.parts} == written
 
 
 def test_graded_by_names_the_grader_image_and_regraded_trials():

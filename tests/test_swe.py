@@ -422,6 +422,9 @@ def test_a_repository_that_cannot_be_reached_is_no_rejection_and_the_fix_works(t
     res = run_doit(home, "gen:swe/lab__calc-1", f"repos={empty}")
     assert res.code != 0 and f"repos={empty} has no clone of lab/calc" in res.stdout + res.stderr
     assert not (home / ".lab" / "build" / "swe" / "lab__calc-1" / "render.json").exists()
+    res = run_doit(home, "gen:swe", f"repos={empty}")  # the instance's gen task and its environment's build
+    assert res.code != 0 and (res.stdout + res.stderr).count("has no clone of lab/calc") == 1, \
+        "one missing repository, one line"
     res = run_doit(home, "gen:swe/lab__calc-1", f"repos={tmp_path / 'src' / 'repos'}")
     assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
     render = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "render.json").read_text())

@@ -66,6 +66,14 @@ def test_pythons_is_a_variable_of_the_swe_tier():
 PYENV = swebench.default_pythons()
 
 
+def test_a_test_writes_its_image_stamps_in_a_lab_home_of_its_own(own_image_stamps):
+    from conftest import PROJECT
+    from rules import images
+
+    path = images.stamp_path(ENV.stamp_name)  # where build_env writes this environment's stamp
+    assert path.parent == own_image_stamps and PROJECT not in path.parents, path
+
+
 @pytest.mark.skipif(not docker_available(), reason="needs Docker")
 @pytest.mark.skipif(not any(PYENV.glob("3.8.*/bin/python3.8")),
                     reason=f"no pyenv build of Python 3.8 in {PYENV} on this machine")

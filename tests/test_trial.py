@@ -114,6 +114,32 @@ def test_progress_counts_results_and_estimates_from_this_runs_pace(tmp_path):
     assert progress(tmp_path, ["a", "b", "c", "d", "e"], since=now - 500, now=now)["errors"] == 0
 
 
+def test_progress_counts_a_stale_result_from_before_the_run_as_not_done(tmp_path):
+    """A result an earlier command wrote counts as done only when its trial's up-to-date check (registered with
+    the doit task, asked once) finds it current: a stale one is still to be redone by this run."""
+    from rules import runs
+
+    now = 1_000_000.0
+    for task in ("a", "b", "c"):
+        (tmp_path / task).mkdir()
+        (tmp_path / task / "result.json").write_text(json.dumps({"status": "pass", "started": "2026-01-01T00:00:00"}))
+        os.utime(tmp_path / task / "result.json", (now - 600, now - 600))  # before this run started
+    asked = []
+
+    def check(folder, current):
+        asked.append(folder.name)
+        return runs.record_verdict(folder, current)
+
+    runs.register_check(tmp_path / "a", (check, [tmp_path / "a", True]))
+    runs.register_check(tmp_path / "b", (check, [tmp_path / "b", False]))  # its task changed since
+    p = runs.progress(tmp_path, ["a", "b", "c"], since=now - 500, now=now)
+    assert (p["done"], p["passing"]) == (2, 2), "b is stale; c has no check known, as before"
+    assert runs.progress(tmp_path, ["a", "b", "c"], since=now - 500, now=now)["done"] == 2
+    assert sorted(asked) == ["a", "b"], "each check asked once per command"
+    os.utime(tmp_path / "b" / "result.json", (now, now))  # b ran again in this run
+    assert runs.progress(tmp_path, ["a", "b", "c"], since=now - 500, now=now)["done"] == 3
+
+
 def test_followup_prompt_keeps_the_end_of_long_test_output():
     from rules.trial import FOLLOWUP_CHARS, followup_prompt
 

@@ -138,6 +138,7 @@ class SweTier(Tier):
         """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of the swe tier: ``agent=NAME`` or
         ``agents=A,B`` (taking turns), ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents'
         images built FROM its task's environment image."""
+        from rules.backends import check_nodes
         from rules.tiers.swe.swerun import eval_swe_trial, swe_trial_uptodate
         from rules.trial import trial_folder
 
@@ -160,6 +161,12 @@ class SweTier(Tier):
             deps = [str(ctx.stamp(a, a.run)) for a in chosen]
             services = [image for a in chosen for image in a.service_images()]
             folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
+            setup = []
+            if backend != "local":  # every node holds every image of the run, or no trial starts
+                setup = [f"eval:{run}:nodes"]
+                yield Step(f"{run}:nodes", action=(check_nodes, [backend, cluster, _run_images(ctx, chosen)]),
+                           task_dep=sorted({ctx.agent_image(a.name, envs[t]) for a in chosen for t in ctx.tasks}),
+                           doc=f"check every node of the cluster for the images of run {run}")
             for task in ctx.tasks:
                 builds = [ctx.agent_image(a.name, envs[task]) for a in chosen] + services
                 for k in range(1, repeat + 1):
@@ -170,6 +177,7 @@ class SweTier(Tier):
                                file_dep=files[task] + deps, task_dep=builds,
                                targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
                                settings=settings, current=(swe_trial_uptodate, [spec, task, attempts, run, k]),
+                               setup=setup,
                                doc=f"swe trial of {' + '.join(a.label for a in chosen)} on {folder}")
             yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
                        doc=f"run {' + '.join(a.label for a in chosen)} over the swe tier ({len(ctx.tasks)} tasks, "
@@ -274,3 +282,12 @@ def _turns(ctx: EvalContext, asked: str, attempts: int):
         return f"agents={asked}: {problems[0]}"
     chosen = [ctx.runs[n][0] for n in names]
     return (run_of(chosen, attempts)[0], chosen)
+
+
+def _run_images(ctx: EvalContext, chosen: list) -> list[str]:
+    """The image tags the trials of a run of the ``chosen`` agents need on the node that runs them: each
+    published task's environment image (task.json ``image``: it grades and runs the pre-existing tests) and
+    each agent's image built FROM it."""
+    envs = sorted({image for t in ctx.tasks
+                   if isinstance(image := (read_json(ctx.suite.tasks_dir / t / "task.json") or {}).get("image"), str)})
+    return envs + [a.tag(image) for image in envs for a in chosen]

@@ -79,13 +79,16 @@ def labels(files: list[str]) -> list[str]:
 
 
 def test_cmd(files: list[str], inifile: str | None, pythonpath: str, deselect: tuple[str, ...] = (),
-             prepare: tuple[str, ...] | list[str] = ()) -> str:
+             prepare: tuple[str, ...] | list[str] = (), test_env: tuple[tuple[str, str], ...] = ()) -> str:
     """The agents' command for the pre-existing tests of ``files`` (run from the work tree's root, the work tree
-    first on the path: no copy of django is installed). ``inifile`` and ``deselect`` are pytest's: unused."""
+    first on the path: no copy of django is installed). ``inifile`` and ``deselect`` are pytest's: unused.
+    ``test_env``: the environment's extra variables of the test run (django's locale), set as the grading sets
+    them."""
     import shlex
 
     if not files:
         return ""
     env = f"PYTHONPATH={pythonpath} " if pythonpath else ""
+    env += "".join(f"{k}={shlex.quote(v)} " for k, v in test_env)
     first = "".join(f"{line} && " for line in prepare)
     return f"{first}{env}python {COMMAND} " + " ".join(shlex.quote(x) for x in labels(files))

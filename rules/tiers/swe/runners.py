@@ -20,8 +20,8 @@ class Runner:
     (resolved against the gold patch's run: ``swebench.members``); ``test_ids(instance, test_files)``: each
     FAIL_TO_PASS/PASS_TO_PASS name → its report id, raising Rejected for names with none; ``run_files(instance,
     test_files)``: the files the grading runs; ``labels(files)``: what the runner's command names for them;
-    ``test_cmd(files, inifile, pythonpath, deselect, prepare)``: the agents' command for the pre-existing
-    tests."""
+    ``test_cmd(files, inifile, pythonpath, deselect, prepare, test_env)``: the agents' command for the
+    pre-existing tests, with the environment's ``test_env`` set as the grading sets it."""
 
     name: str
     test_name: Callable[[str], bool]

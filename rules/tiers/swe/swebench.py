@@ -421,7 +421,8 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     meta = TaskMeta(
         task=inst.id, tier=TIER, groups={"repo": inst.repo}, report="junit", test_files=files,
         solution_files=[],  # no {files} for the agent: finding them is the task
-        test_cmd=runner.test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"]),
+        test_cmd=runner.test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"],
+                                 env.test_env),
         graded="patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
         extra={
             # no group of this tier: kept in task.json only, so the task digests of stored trials still match

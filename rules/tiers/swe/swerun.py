@@ -6,7 +6,8 @@ agents taking turns (attempt n is made by agent ``(n - 1) % len(agents)``); each
 task's environment image (so ``{test_cmd}``, the repository's pre-existing tests, runs there), then a fresh,
 network-less container of that image grades the work tree with the held-out tests.
 
-After each attempt lab measures, on the agent's work alone, whether it is *plausible*
+After each attempt lab measures, on the agent's work alone and on the machine that ran it (a Ray node's engine
+included: ``measure_where_run``, the attempt's ``Trial.followup``), whether it is *plausible*
 (``rules.tiers.swe.swebench.measure``, after Aider's SWE-bench harness): a non-empty patch that applies to a fresh base,
 no syntax error in the Python files it changes, and every pre-existing test that passed at base still passing
 (``pretest.sh``, run offline in the task's image, never a held-out test). The first plausible attempt is the
@@ -43,7 +44,7 @@ from rules.agents import Agent
 from rules.config import STATE, ConfigError, Limits, Suite, load_suite
 from rules.files import read_json, write_atomic, write_json
 from rules.records import SWE_TRIAL_FORMAT, SweResult, now
-from rules.runs import eval_kind, trial_for
+from rules.runs import eval_kind, record_verdict, trial_for
 from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, TrialKind, current_grader_id, kept_work,
                          regrade_trial, stored_result, summary_line, task_digest, template_digest, trial_folder)
 from rules.upstream import patch_bytes
@@ -89,7 +90,9 @@ class SweTrial(TrialKind):
         return Trial(agent=agent, task_dir=self.task_dir, run_dir=self.run_dir / f"attempt-{n}",
                      scratch=self.scratch / f"attempt-{n}", agent_image=agent.tag(self.image),
                      grader_image=self.image, grade_limits=self.grade_limits, tries=1, run=self.run,
-                     repeat=self.repeat)
+                     repeat=self.repeat,
+                     followup=(measure_where_run, {"attempt": n, "agent": agent.name, "image": self.image,
+                                                   "limits": self.grade_limits}))
 
     def run_key(self) -> dict:
         """What the attempts depend on (a change means running the agents again): the task without its
@@ -195,48 +198,81 @@ def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limit
 
 # ---- the pre-existing tests an attempt must not break ----
 
-def _baseline(st: SweTrial, pretest_dir: Path, grader_id: str) -> list[str]:
-    """The ids of the pre-existing tests that pass at base, kept in ``.lab/swe/pretest/<task>.json`` for the
-    task's digest, the image's id and the limits (computed once, then read by every trial)."""
-    key = {"task": task_digest(st.task_dir), "image_id": grader_id, "limits": repr(st.grade_limits)}
-    path = STATE / "swe" / "pretest" / f"{st.task_dir.name}.json"
+MEASURED = "plausibility.json"  # in an attempt's record folder: its plausibility, measured where it ran
+
+
+def _baseline(task_dir: Path, pretest_dir: Path, image: str, limits: Limits, grader_id: str) -> list[str]:
+    """The ids of the pre-existing tests that pass at base, kept in ``.lab/swe/pretest/<task>.json`` (of the
+    machine that runs them) for the task's digest, the image's id and the limits (computed once, then read)."""
+    key = {"task": task_digest(task_dir), "image_id": grader_id, "limits": repr(limits)}
+    path = STATE / "swe" / "pretest" / f"{task_dir.name}.json"
     cached = read_json(path)
     if isinstance(cached, dict) and cached.get("key") == key:
         return list(cached["passed"])
-    passed = swebench.pretest_baseline(pretest_dir, st.task_dir, image=st.image, limits=st.grade_limits)
+    passed = swebench.pretest_baseline(pretest_dir, task_dir, image=image, limits=limits)
     write_json(path, {"key": key, "passed": passed})
     return passed
 
 
-def _breakage(st: SweTrial, grader_id: str) -> Callable[[Path], list[str]]:
+def _breakage(task_dir: Path, image: str, limits: Limits, scratch: Path, grader_id: str) -> Callable[[Path], list[str]]:
     """``broken(work_tree)`` for ``swebench.measure``: the pre-existing tests that passed at base and fail on
     the work tree; a task without pre-existing tests breaks none."""
-    script = st.task_dir / swebench.PRETEST
+    script = task_dir / swebench.PRETEST
     if not script.is_file():
         return lambda tree: []
-    pretest_dir = swebench.pretest_task(st.task_dir, script.read_text(encoding="utf-8"), st.scratch / "pretest")
-    expected: list[list[str]] = []  # the baseline, run (or read) only when an attempt has a patch to measure
+    pretest_dir = swebench.pretest_task(task_dir, script.read_text(encoding="utf-8"), scratch / "pretest")
 
     def broken(tree: Path) -> list[str]:
-        if not expected:
-            expected.append(_baseline(st, pretest_dir, grader_id))
-        return swebench.pretest_failures(pretest_dir, tree, expected[0], image=st.image, limits=st.grade_limits)
+        expected = _baseline(task_dir, pretest_dir, image, limits, grader_id)  # run only for a patch to measure
+        return swebench.pretest_failures(pretest_dir, tree, expected, image=image, limits=limits)
 
     return broken
 
 
-def _measure(st: SweTrial, n: int, attempt_result: dict, broken: Callable[[Path], list[str]]) -> swebench.Attempt:
-    """The plausibility of attempt ``n`` from its kept work tree (``work-1.tar.gz``)."""
-    name = st.agent_for(n).name
-    tries = attempt_result.get("tries") or []
+def measure_where_run(task_dir: Path, record_dir: Path, result: dict, scratch: Path, *, attempt: int, agent: str,
+                      image: str, limits: Limits) -> None:
+    """An attempt's plausibility, measured by the executor that ran it (``Trial.followup``: on that machine's
+    engine, a Ray node's included) from its kept work tree (``work-1.tar.gz`` in ``record_dir``): writes
+    ``patch.diff`` (its patch against the base) and ``plausibility.json`` (``swebench.Attempt.to_json()``, or
+    ``{"error": why}`` when the pre-existing tests could not run there) into ``record_dir``, so they travel with
+    the record. ``result``: the attempt's trial result (one that ended in ``error`` is not measured);
+    ``scratch``: a folder for the pre-existing tests' task, removed after."""
+    if result.get("status") == "error":
+        return
+    tries = result.get("tries") or []
     archive = tries[0].get("work_archive") if tries else None
-    if not archive or not (st.run_dir / f"attempt-{n}" / archive).is_file():
-        note = (tries[0].get("note") if tries else "") or "no work tree was kept"
-        return swebench.Attempt(n, name, "", f"the work tree could not be measured: {note}"[:300], [], [])
-    with tempfile.TemporaryDirectory(prefix="lab-measure-") as tmp:
-        tree = Path(tmp) / "work"
-        unpack_work(st.run_dir / f"attempt-{n}" / archive, tree)
-        return swebench.measure(st.task_dir, tree, n, name, broken)
+    try:
+        if not archive or not (Path(record_dir) / archive).is_file():
+            note = (tries[0].get("note") if tries else "") or "no work tree was kept"
+            a = swebench.Attempt(attempt, agent, "", f"the work tree could not be measured: {note}"[:300], [], [])
+        else:
+            grader_id = ((result.get("images") or {}).get("grader") or {}).get("id") or ""
+            broken = _breakage(Path(task_dir), image, limits, Path(scratch), grader_id)
+            with tempfile.TemporaryDirectory(prefix="lab-measure-") as tmp:
+                tree = Path(tmp) / "work"
+                unpack_work(Path(record_dir) / archive, tree)
+                a = swebench.measure(Path(task_dir), tree, attempt, agent, broken)
+        write_atomic(Path(record_dir) / "patch.diff", patch_bytes(a.patch))
+        write_json(Path(record_dir) / MEASURED, a.to_json())
+    except sandbox.SandboxError as exc:
+        write_json(Path(record_dir) / MEASURED, {"error": str(exc)})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measured(st: SweTrial, n: int) -> swebench.Attempt:
+    """Attempt ``n``'s plausibility as its executor measured it (``measure_where_run``). Raises SandboxError when
+    its pre-existing tests could not run there, TrialError when it was not measured."""
+    folder = st.run_dir / f"attempt-{n}"
+    m = read_json(folder / MEASURED)
+    if not isinstance(m, dict):
+        raise TrialError(f"attempt {n} came back without its plausibility ({MEASURED}): run it again")
+    if m.get("error"):
+        raise sandbox.SandboxError(str(m["error"]))
+    diff = folder / "patch.diff"
+    patch = diff.read_bytes().decode("utf-8", "surrogateescape") if diff.is_file() else ""
+    return swebench.Attempt(n, st.agent_for(n).name, patch, m.get("edit"), list(m.get("lint") or []),
+                            list(m.get("broken") or []))
 
 
 # ---- one trial ----
@@ -305,7 +341,7 @@ def run_swe_trial(st: SweTrial, run_one: Callable[[Trial], dict], environ: Mappi
             raise TrialError(f"the task's environment image {st.image} is missing: `doit gen:swe` builds it")
         result.images["grader"]["id"] = grader_id
         result.key = st.key(grader_id)
-        made = swebench.until_plausible(st.attempts, _attempt_maker(st, result, run_one, _breakage(st, grader_id)))
+        made = swebench.until_plausible(st.attempts, _attempt_maker(st, result, run_one))
         if result.error is None:
             _choose(result, made)
             write_atomic(st.run_dir / "patch.diff", patch_bytes(made[result.chosen].patch))
@@ -321,10 +357,10 @@ def run_swe_trial(st: SweTrial, run_one: Callable[[Trial], dict], environ: Mappi
     return result.save(st.run_dir / "result.json")
 
 
-def _attempt_maker(st: SweTrial, result: SweResult, run_one: Callable[[Trial], dict],
-                   broken: Callable[[Path], list[str]]) -> Callable[[int], swebench.Attempt | None]:
-    """``make(n)`` for ``swebench.until_plausible``: attempt ``n`` run (``run_one``), recorded in ``result``
-    and measured; None when it ended in ``error`` (then ``result`` says so)."""
+def _attempt_maker(st: SweTrial, result: SweResult,
+                   run_one: Callable[[Trial], dict]) -> Callable[[int], swebench.Attempt | None]:
+    """``make(n)`` for ``swebench.until_plausible``: attempt ``n`` run (``run_one``; its executor measures it,
+    ``measure_where_run``) and recorded in ``result``; None when it ended in ``error`` (then ``result`` says so)."""
     def make(n: int) -> swebench.Attempt | None:
         t = st.attempt(n)
         r = run_one(t)
@@ -334,9 +370,8 @@ def _attempt_maker(st: SweTrial, result: SweResult, run_one: Callable[[Trial], d
             result.status, result.error_kind = "error", r.get("error_kind") or "infrastructure"
             result.error = f"attempt {n} ({t.agent.label}): {r.get('error')}"
             return None
-        a = _measure(st, n, r, broken)
+        a = _measured(st, n)
         rec.update(a.to_json())
-        write_atomic(st.run_dir / f"attempt-{n}" / "patch.diff", patch_bytes(a.patch))
         print(f"{result.task}: attempt {n}/{st.attempts} by {t.agent.label}: "
               + ("plausible" if a.plausible else f"not plausible ({_problems(a)})"), flush=True)
         return a
@@ -424,7 +459,7 @@ def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, a
     try:
         st = trial_for(_key(agents, task, attempts, run, repeat),
                        lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=True)
-        return st.state(stored_result(st.run_dir)) == "current"
+        return record_verdict(st.run_dir, st.state(stored_result(st.run_dir)) == "current")
     except ConfigError:
         return False
 
