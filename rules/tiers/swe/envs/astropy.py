@@ -1,14 +1,13 @@
 """The environments of astropy/astropy.
 
 Pins: SWE-bench v4.1.0's frozen environments (``swebench/resources/swebench-og/astropy__astropy/<n>/
-environment.yml``, tag v4.1.0 = commit 726c5461e2ef), the pip section whole: for 4.3 and 5.1 the freezes of
-the Lite instances themselves (n = 12907, 14182 and 14365), which are one and the same list (Python 3.9.20
-there, Debian bullseye's 3.9.2 here); the 5.2 freeze (14995) is the same list too. They leave out what ``pip install -e .[test]`` built with in its isolated
-build environment (pyproject's ``build-system.requires``): each version's own Cython pin (0.29.22 for 4.3 at its
-setup commit 298ccb478e, 0.29.30 for 5.1 at 5f74eacbcc, 0.29.34 for 5.2 at 362f6df12a), and extension-helpers,
-setuptools_scm and wheel, pinned here to releases of the era (extension-helpers 1.0.0 of March 2022,
-setuptools_scm 7.1.0, wheel 0.40.0); the extensions are built against the pinned numpy 1.25.2, the one they run
-with (SWE-bench's isolated build took ``oldest-supported-numpy``).
+environment.yml``, tag v4.1.0 = commit 726c5461e2ef), the pip section whole: for 4.3 and 5.1 the freezes of the
+Lite instances themselves (n = 12907, 14182 and 14365), one and the same list (Python 3.9.20 there, Debian
+bullseye's 3.9.2 here), as is 5.2's (14995). They leave out what ``pip install -e .[test]`` built with in its
+isolated build environment (pyproject's ``build-system.requires``): each version's own Cython pin (0.29.22 for
+4.3, 0.29.30 for 5.1, 0.29.34 for 5.2), and extension-helpers, setuptools_scm and wheel, pinned here to releases
+of the era (extension-helpers 1.0.0 of March 2022, setuptools_scm 7.1.0, wheel 0.40.0); the extensions are built
+against the pinned numpy 1.25.2, the one they run with (SWE-bench's isolated build took ``oldest-supported-numpy``).
 
 The extensions are the work tree's own. No copy of astropy is installed in the image (an installed copy could
 hold the fix, and its extensions would be another commit's): the work tree is first on the path, and before the
@@ -33,7 +32,9 @@ only ccache:
   too little preprocessed C with 12907's base: a grading's build took 391 s at load 26, against 904 s for the
   image's whole cold build).
 
-Measured costs (evals/swe/NOTES.md, "requests and astropy"): image builds, and each grading's build of its tree.
+Measured (evals/swe/NOTES.md, "requests and astropy"): a grading's build of a tree whose C the cache holds takes
+45 to 116 s at load 14 to 30 (every compilation a hit; Cython and the links are the rest), so a proof's four
+gradings spend 3 to 8 minutes building; images: 546 to 728 s each (pip's installs and one cold build).
 Not done: 1.3 (astropy__astropy-6938 and 7746: Python 3.6, Cython 0.27.3, numpy 1.16.0, and the
 ``astropy_helpers`` git submodule, which a tree laid from git has not: astropy-helpers 2.0.2 for 6938, a
 3.1.dev commit for 7746). 14365 (5.1) and 14995 (5.2, no entry) cannot be laid here: their base commits' 6 MB IERS
