@@ -310,7 +310,7 @@ def commit_time(repo_dir: Path, commit: str) -> int:
 def tree_tar(repo_dir: Path, commit: str) -> bytes:
     """The tree of ``commit`` as an uncompressed tar (files, executable bits and symlinks as committed; every
     entry dated at the commit, owned by 0:0, in path order): the same bytes every time. No history, no
-    ``.git``. Raises UpstreamError when the commit is missing."""
+    ``.git``. Raises UpstreamError when the commit, or the content of one of its files, is missing."""
     import io
     import tarfile
 
@@ -334,7 +334,13 @@ def tree_tar(repo_dir: Path, commit: str) -> bytes:
                     tar.addfile(info)
             info = tarfile.TarInfo(item.path)
             info.mtime = when
-            data = item.data_stream.read()
+            try:
+                data = item.data_stream.read()
+            except ValueError:  # gitdb: "SHA ... could not be resolved": the object is not in this clone
+                raise UpstreamError(
+                    f"{repo_dir} lacks the content of {item.path} (blob {item.hexsha}) at {commit}: a partial clone "
+                    "(a stored snapshot keeps no file of 4 MiB or more); add that file's blob (`git hash-object -w "
+                    "FILE` in the clone) or give a whole clone") from None
             if item.mode == 0o120000:
                 info.type, info.linkname, info.mode = tarfile.SYMTYPE, data.decode(), 0o777
                 tar.addfile(info)

@@ -92,6 +92,36 @@ def test_instance_without_an_environment_is_rejected_with_the_reason(calc):
         swebench.render(insts["lab__calc-1"], None, str(repos))
 
 
+def test_fail_to_pass_tests_that_need_a_network_are_left_out_while_another_decides(calc):
+    repos, insts = calc
+    env = _env(exclude=("tests/test_calc.py::test_mul",))
+    meta = swebench.render(insts["lab__calc-3"], env, str(repos)).meta
+    assert meta["fail_to_pass"] == ["tests.test_calc::test_add"]
+    assert meta["excluded"] == ["tests/test_calc.py::test_mul"]
+    assert "--deselect tests/test_calc.py::test_mul" in meta["test_cmd"]
+    with pytest.raises(Rejected, match="every FAIL_TO_PASS test needs a network: tests/test_calc.py::test_add"):
+        swebench.render(insts["lab__calc-1"], _env(exclude=("tests/test_calc.py::test_add",)), str(repos))
+
+
+def test_a_clone_lacking_a_files_content_is_rejected_naming_the_file_and_the_fix(calc):
+    repos, insts = calc
+    blob = subprocess.run(["git", "rev-parse", f"{insts['lab__calc-1'].base_commit}:README.md"], cwd=repos / "calc",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (repos / "calc" / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # as a snapshot without its big files
+    with pytest.raises(Rejected, match=f"lacks the content of README.md \\(blob {blob}\\).*git hash-object -w"):
+        swebench.render(insts["lab__calc-1"], _env(), str(repos))
+
+
+def test_an_environment_built_from_another_commit_says_so_in_its_digest_alone():
+    from rules.tiers.swe.envs import ENVS
+
+    plain = _env()
+    assert plain.digest() == _env(setup_commit="").digest()  # the field's default leaves every digest as it was
+    assert _env(setup_commit="a" * 40).digest() != plain.digest()
+    assert repr(_env(setup_commit="a" * 40)) == repr(plain)
+    assert len({e.digest() for e in ENVS}) == len(ENVS)
+
+
 # ---- the repositories folder: each README layout, tried in turn (no Docker) ----
 
 def _init(path: Path, bare: bool = False) -> Path:

@@ -394,12 +394,15 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
                 if p.endswith(".py") and data is not None}
     runner = runner_for(env.runner)
     excluded = [n for n in inst.fail_to_pass + inst.pass_to_pass if n in env.exclude or not runner.test_name(n)]
-    if any(n in env.exclude for n in inst.fail_to_pass):
-        raise Rejected(f"a FAIL_TO_PASS test needs a network: {', '.join(n for n in inst.fail_to_pass if n in env.exclude)}")
     if any(not runner.test_name(n) for n in inst.fail_to_pass):
         raise Rejected(f"FAIL_TO_PASS holds names that are no test: {', '.join(n for n in inst.fail_to_pass if not runner.test_name(n))}")
-    inst = dataclasses.replace(inst, pass_to_pass=tuple(n for n in inst.pass_to_pass
-                                                        if n not in env.exclude and runner.test_name(n)))
+    # a FAIL_TO_PASS test that needs a network decides nothing offline: left out (task.json "excluded") while
+    # others remain to decide the instance (the proof still requires them to fail at base and pass with the fix)
+    if all(n in env.exclude for n in inst.fail_to_pass):
+        raise Rejected(f"every FAIL_TO_PASS test needs a network: {', '.join(inst.fail_to_pass)}")
+    inst = dataclasses.replace(inst, fail_to_pass=tuple(n for n in inst.fail_to_pass if n not in env.exclude),
+                               pass_to_pass=tuple(n for n in inst.pass_to_pass
+                                                  if n not in env.exclude and runner.test_name(n)))
     ids = runner.test_ids(inst, py_tests)
     files = runner.run_files(inst, py_tests)
     if not files:
