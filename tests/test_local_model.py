@@ -390,7 +390,19 @@ def test_a_local_table_gives_model_local_runs_a_budget_and_settings_of_their_own
     assert "budget" not in remote.definition()
 
 
+def test_a_local_table_gives_model_local_runs_a_timeout_of_their_own(tmp_path):
+    """``[NAME.local] timeout``: the seconds of a try on a model=local run (the local model answers on the
+    machine's own CPU, far slower than a provider), in the run's definition; no other run of the agent gets it."""
+    tomo = load_agents(_with_tomo(tmp_path, TOMO_LOCAL + "timeout = 2400\n"))["tomo"]
+    local, remote = tomo.resolve({"model": "local"}), tomo.resolve({"model": "gpt-4o"})
+    assert local.limits.timeout == 2400 and local.definition()["limits"]["timeout"] == 2400
+    assert remote.limits.timeout == tomo.limits.timeout != 2400 and remote.limits == tomo.limits
+    assert load_agents(_with_tomo(tmp_path, TOMO_LOCAL))["tomo"].resolve({"model": "local"}).limits == tomo.limits
+
+
 @pytest.mark.parametrize("extra, message", [
+    ('timeout = 0\n', "timeout must be a number of seconds above 0, got 0"),
+    ('timeout = "long"\n', "timeout must be a number of seconds above 0, got 'long'"),
     ('requests = -1\n', "requests must be a whole number (0: no budget), got -1"),
     ('tokens = "many"\n', "tokens must be a whole number (0: no budget), got 'many'"),
     ('settings = { model = "x" }\n', "settings: model is not one of the agent's other settings (none)"),
