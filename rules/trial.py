@@ -363,6 +363,20 @@ def trial_status(tries: list[dict]) -> str:
     return outcomes[-1] if outcomes and outcomes[-1] in ("timeout", "over_budget") else "fail"
 
 
+def spent_budget(t: Trial, n: int) -> bool:
+    """Whether try ``n`` of trial ``t`` went over its budget at the gateway after the gateway had answered at
+    least one of its requests: the refusals in its output are then its budget's, and a provider error read
+    from them (``agent_problem``) would call a try that had its chance one that had none. A try whose every
+    admitted request failed is judged by ``gateway_problem`` instead."""
+    if t.gateway is None:
+        return False
+    try:
+        counted = gateway_usage(t, n) or {}
+    except sandbox.SandboxError:
+        return False
+    return bool(counted.get("over_budget")) and counted.get("requests", 0) > counted.get("failed", 0)
+
+
 def budget_watch(t: Trial, n: int) -> Callable[[], str] | None:
     """The watch (``sandbox.box_exec``'s) that ends try ``n`` of trial ``t`` once its gateway refused a request
     past the try's budget (``gateway_usage``'s ``over_budget``): its reason, e.g. "over its requests budget",
@@ -603,6 +617,8 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         result.usage = add_usage(result.usage, usage)
         result.agent_seconds = round(result.agent_seconds + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
+        if problem is not None and problem["kind"] != "could_not_run" and (res.stopped or spent_budget(t, n)):
+            problem = None  # the refusals it met were its budget's, after answers: no provider error to retry
         if problem is not None:
             problem["message"] = _redact(problem["message"], hidden)
         if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):

@@ -76,14 +76,19 @@ while True:
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": "written"})
     print("runaway: answered", flush=True)
 """
+# The same, reporting no tokens of its own and printing each refusal as litellm names a provider's refusal of a
+# request (aider's error table reads it as a provider error of kind "model"): what an agent that had its answers
+# prints when its budget is spent must not make the try one that never had a chance.
+MUTE = (RUNAWAY.replace('    json.dump({"tokens_sent": sent, "tokens_received": received}, open("/lab/out/usage.json", "w"))\n', "")
+        .replace('print("runaway: refused", exc.code', 'print("litellm.BadRequestError: refused", exc.code'))
 TIMEOUT = 600  # the try's wall-clock limit, far above what its budget should take
 
 
-def runaway_table(name: str, requests: int) -> str:
+def runaway_table(name: str, requests: int, code: str = RUNAWAY, errors: str | None = None) -> str:
     script = {"mode": "never-finish", "path": "twice.py", "content": STUB_PY}  # the stub again: never passes
     server = ["python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", json.dumps(script)]
-    return (f'\n[{name}]\nimage = "noop"\ncommand = {json.dumps(["python3", "-c", RUNAWAY])}\nnetwork = "service"\n'
-            f'[{name}.limits]\ncpus = 1\nmemory = "512m"\npids = 64\ntimeout = {TIMEOUT}\nrequests = {requests}\n'
+    return (f'\n[{name}]\nimage = "noop"\ncommand = {json.dumps(["python3", "-c", code])}\nnetwork = "service"\n'
+            + (f'errors = "{errors}"\n' if errors else "") + f'[{name}.limits]\ncpus = 1\nmemory = "512m"\npids = 64\ntimeout = {TIMEOUT}\nrequests = {requests}\n'
             f'[{name}.service]\nimage = {json.dumps(str(FIXTURE / "scripted.Dockerfile.j2"))}\n'
             f'command = {json.dumps(server)}\nport = 8080\n[{name}.gateway]\nmodel = "scripted"\n')
 
@@ -95,9 +100,10 @@ def home(tmp_path_factory, grader_image) -> Path:
     home = tmp_path_factory.mktemp("budget") / "home"
     make_tier(home)
     with open(home / "evals" / "agents.toml", "a") as f:
-        f.write(runaway_table("runaway", requests=3))
-    agent = load_agents(home / "evals" / "agents.toml")["runaway"]
-    res = run_doit(home, "agent_image:runaway", *agent.service_images(), "jobs=1", timeout=1800)
+        f.write(runaway_table("runaway", requests=3) + runaway_table("runaway-mute", 2, MUTE, errors="aider"))
+    agents = load_agents(home / "evals" / "agents.toml")
+    images = {t for n in ("runaway", "runaway-mute") for t in [f"agent_image:{n}", *agents[n].service_images()]}
+    res = run_doit(home, *sorted(images), "jobs=1", timeout=1800)
     assert res.code == 0, res.stderr[-3000:] + res.stdout[-2000:]
     return home
 
@@ -122,6 +128,15 @@ def test_a_runaway_agent_ends_at_its_budget_not_its_timeout_and_is_over_budget(h
         assert t["grade"] is not None and not t["grade"]["passed"]  # graded as its work tree was
         assert "lab ended the agent" in t["note"] and "over its requests budget" in t["note"], t["note"]
     assert r["tries"][1]["agent"]["fresh_container"] and "budget" in r["tries"][1]["note"]
+
+
+@pytest.mark.docker
+def test_an_agent_that_prints_its_refusals_as_provider_errors_is_over_budget_not_an_error(home):
+    assert MUTE != RUNAWAY and "usage.json" not in MUTE
+    r = trial(home, "runaway-mute", "python-twice", tries=1)
+    assert r["status"] == "over_budget" and "litellm.BadRequestError" in (
+        home / "evals" / "aider" / "runs" / "runaway-mute" / "python-twice" / "agent-1.log").read_text(), r
+    assert r["tries"][0]["gateway_usage"]["requests"] == 2 and r["tries"][0]["usage"] is None
 
 
 @pytest.mark.docker
