@@ -90,7 +90,7 @@ def slug(value: str) -> str:
 
 
 LOCAL = "local"  # the model setting's value that runs an agent against lab's local model (README.md, model=local)
-LOCAL_FIELDS = ("env_set", "model", "served_by", "requests", "tokens", "reply_tokens", "settings")
+LOCAL_FIELDS = ("env_set", "model", "served_by", "requests", "tokens", "reply_tokens", "timeout", "settings")
 LOCAL_SOURCE = "aider-local"  # the agent whose service is lab's local model, unless a [NAME.local] names another
 
 
@@ -101,7 +101,8 @@ class Local:
     (``model``; default: the name the local server gives its model), ``served_by``, the agent whose
     ``[service]`` runs the local model (its ``service``, attached when agents.toml is loaded), the per-try
     ``budget`` at the gateway on such a run (``requests``, ``tokens``, ``reply_tokens``; none given: the agent's
-    ``[NAME.limits]`` one) and
+    ``[NAME.limits]`` one), ``timeout`` (seconds of a try on such a run, in place of ``[NAME.limits]``': a local
+    model on the machine's own CPU answers far slower than a provider; None: the agent's own) and
     ``settings``, the values its other settings take on such a run unless the command line or their variable
     gives one (``(("config", "mini_textbased.yaml"),)``: a local model answers tool calls with text)."""
 
@@ -110,6 +111,7 @@ class Local:
     served_by: str = LOCAL_SOURCE
     service: Service | None = None
     budget: Budget = Budget()
+    timeout: float | None = None
     settings: tuple[tuple[str, str], ...] = ()
 
 
@@ -226,7 +228,9 @@ class Agent:
         budget = local.budget if local.budget != Budget() else self.budget
         gateway = gateway_service(local.service, local.service.model, GATEWAY_PORT, budget=budget)
         mine = dict(local.env_set)  # the gateway's URL and key: never a variable of the caller's shell over them
+        limits = self.limits if local.timeout is None else replace(self.limits, timeout=local.timeout)
         return replace(self, values=values, service=local.service, gateway=gateway, network="service", budget=budget,
+                       limits=limits,
                        env_set=tuple(sorted({**dict(self.env_set), **mine}.items())), env_any=(),
                        env=tuple(n for n in self.env if n not in mine),
                        env_optional=tuple(n for n in self.env_optional if n not in mine),
@@ -518,8 +522,12 @@ def _local(raw, where: str) -> Local:
         budget, _ = parse_budget({k: raw[k] for k in BUDGET_KINDS if k in raw}, where)
     except ConfigError as exc:
         raise AgentError(str(exc)) from None
+    timeout = raw.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise AgentError(f"{where}: timeout must be a number of seconds above 0, got {timeout!r}")
     return Local(env_set=_table(raw["env_set"], f"{where} env_set"), model=raw.get("model"),
                  served_by=raw.get("served_by", LOCAL_SOURCE), budget=budget,
+                 timeout=float(timeout) if timeout is not None else None,
                  settings=_table(raw.get("settings", {}), f"{where} settings"))
 
 

@@ -261,8 +261,8 @@ class ManifestEntry(_Record):
 @dataclass
 class TryRecord(_Record):
     """One try of a trial (an entry of result.json's ``tries``): its number, ``outcome`` (pass, fail, timeout,
-    tampered, error), ``note``, ``grade`` (``Grade.to_json()``; None when not graded; ``reused_from_try`` when an
-    earlier try's grading stands for it), ``usage``, ``agent`` (exit code, timed out, seconds, ...), the
+    over_budget, tampered, error), ``note``, ``grade`` (``Grade.to_json()``; None when not graded; ``reused_from_try`` when an
+    earlier try's grading stands for it), ``usage``, ``agent`` (exit code, timed out, stopped, seconds, ...), the
     special files removed from the work tree, the ``/lab/out`` files kept, ``work_archive`` (the kept work
     tree's file name, or None), and optionally ``work_digest``, ``rate_limit_retries``, ``suspicions`` (the
     suspicion scan's flags on the graded change, ``rules.scan.scan``: [] when it found none; absent when the try

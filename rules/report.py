@@ -14,8 +14,8 @@ Repeats (``runs/<run>/<task>/`` is repeat 1, ``runs/<run>/<task>@<k>/`` repeat k
 per-language rates and the McNemar tests use repeat 1, so that every run is measured the same way and pairs
 stay paired task by task; each run also gets the mean of its per-repeat rates with their sample standard
 deviation and range. Two runs are compared on the tasks both finished with an exact McNemar test (two-sided
-binomial test on the discordant pairs). Counts of trials (finished, errors by kind, tampered, timeouts, stale,
-missing) and usage are over all repeats. The Aider leaderboard's record keys (``pass_rate_1``,
+binomial test on the discordant pairs). Counts of trials (finished, errors by kind, tampered, timeouts, over
+budget, stale, missing) and usage are over all repeats. The Aider leaderboard's record keys (``pass_rate_1``,
 ``pass_rate_2``, ``test_cases``, ``seconds_per_case``, ``total_cost``, ...) are written per run (repeat 1) so
 results sit beside published numbers.
 
@@ -210,8 +210,8 @@ def flag_line(flag: dict) -> str:
 
 def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = None) -> str:
     """A trial's outcome in one word: ``pass@N`` (passed on try N; a profile's own word: ``resolved``), ``fail``
-    (or ``unresolved``), ``timeout``, ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or
-    ``missing``. ``profile`` is the tier's (without one: ``pass@N`` and ``fail``)."""
+    (or ``unresolved``), ``timeout``, ``over_budget`` (its last try went over its budget of model requests or
+    tokens), ``tampered``, ``error:agent``, ``error:infrastructure``, ``stale`` or ``missing``. ``profile`` is the tier's (without one: ``pass@N`` and ``fail``)."""
     if result is None:
         return "missing"
     if stale:
@@ -221,7 +221,7 @@ def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = N
         return (profile.passed if profile else None) or f"pass@{result.get('passed_try') or 1}"
     if status == "fail":
         return profile.failed if profile else "fail"
-    if status in ("timeout", "tampered"):
+    if status in ("timeout", "over_budget", "tampered"):
         return status
     return f"error:{error_kind(result)}"
 
@@ -229,7 +229,7 @@ def cell(result: dict | None, stale: bool = False, profile: "Profile | None" = N
 # outcome words besides pass@N: of a passed trial, and of one finished but not passed; a tier's profile adds its
 # own (``count_words``), so that a word the report shows is a word it counts
 PASSED = {"resolved"}
-UNPASSED = {"fail", "unresolved", "timeout", "tampered"}
+UNPASSED = {"fail", "unresolved", "timeout", "over_budget", "tampered"}
 
 
 def count_words(profile: Profile) -> None:
@@ -274,7 +274,8 @@ def _counts(words: list[str], late: int = 2) -> dict:
     return {"trials": sum(w != "missing" for w in words), "finished": sum(finished(w) for w in words),
             "errors": sum(w.startswith("error:") for w in words),
             "errors_agent": words.count("error:agent"), "errors_infrastructure": words.count("error:infrastructure"),
-            "timeouts": words.count("timeout"), "tampered": words.count("tampered"),
+            "timeouts": words.count("timeout"), "over_budget": words.count("over_budget"),
+            "tampered": words.count("tampered"),
             "stale": words.count("stale"), "missing": words.count("missing"),
             "passed_late": sum(w.startswith("pass@") and w[5:].isdigit() and int(w[5:]) > late for w in words)}
 
@@ -309,7 +310,7 @@ def summarize(run: Run, tasks: list[TaskRow], today: str | None, profile: Profil
     "tokens_sent", "tokens_received", "cost", "usage_known", "leaderboard"}`` (the Aider leaderboard's record keys,
     repeat 1, for a profile with ``records``; one with ``attempts`` adds ``agents``, ``attempts`` (see ``attempt_stats``) and
     ``seconds`` (see ``seconds_of``)) where <counts> is ``trials, finished, errors, errors_agent,
-    errors_infrastructure, timeouts, tampered, stale, missing``: numbers of trials over all repeats
+    errors_infrastructure, timeouts, over_budget, tampered, stale, missing``: numbers of trials over all repeats
     (``missing``: tasks without a record in a repeat that has records). Seconds are over finished trials,
     usage over every trial that is not stale (all repeats).
     """
@@ -403,7 +404,7 @@ def leaderboard_record(run: Run, tasks: list[TaskRow], first: dict[str, str], cu
     }
 
 
-GRADED = ("pass", "fail", "timeout", "tampered")  # an attempt's held-out outcome when it was graded
+GRADED = ("pass", "fail", "timeout", "over_budget", "tampered")  # an attempt's held-out outcome when it was graded
 
 
 def attempt_stats(run: Run, tasks: list[TaskRow]) -> dict:
@@ -686,13 +687,13 @@ def word_text(word: str) -> str:
     return word
 
 
-SHORT = {"fail": "✗", "timeout": "TO", "tampered": "TAMP", "error:agent": "E·ag", "error:infrastructure": "E·inf",
+SHORT = {"fail": "✗", "timeout": "TO", "over_budget": "BUD", "tampered": "TAMP", "error:agent": "E·ag", "error:infrastructure": "E·inf",
          "stale": "old", "missing": "–", "resolved": "✓", "unresolved": "✗"}
 
 
 def word_short(word: str) -> str:
     """A matrix cell's text when many runs share the page: ``✓1``/``✓2`` (passed on try 1/2), ``✗`` (fail),
-    ``TO`` (timeout), ``TAMP`` (tampered), ``E·ag``/``E·inf`` (error, agent/infrastructure), ``old``
+    ``TO`` (timeout), ``BUD`` (over budget), ``TAMP`` (tampered), ``E·ag``/``E·inf`` (error, agent/infrastructure), ``old``
     (stale), ``–`` (missing); ``✓`` (resolved) and ``✗`` (unresolved)."""
     return f"✓{word[5:]}" if word.startswith("pass@") else SHORT.get(word, word)
 

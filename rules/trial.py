@@ -72,8 +72,8 @@ from rules.worktree import (archive_work, fresh_folder, graded_diff, graded_tree
                             remove_special_files, remove_tree, tree_problem, tree_size, unpack_work, work_diff,
                             work_digest)
 
-STATUSES = ("pass", "fail", "timeout", "tampered", "error")
-FINISHED = ("pass", "fail", "timeout", "tampered")  # an `error` is retried by the next run
+STATUSES = ("pass", "fail", "timeout", "over_budget", "tampered", "error")
+FINISHED = ("pass", "fail", "timeout", "over_budget", "tampered")  # an `error` is retried by the next run
 GRADING_FILES = ("check.sh",)  # the task files only the grader reads: a change to them re-grades, never re-runs
 COULD_NOT_RUN = (126, 127)  # exit codes of a command that could not run (not executable, not found)
 RATE_LIMIT_WAITS = (30.0, 60.0, 120.0)  # seconds before each retry of a rate-limited try (LAB_RATE_LIMIT_WAITS)
@@ -341,25 +341,65 @@ def rate_limit_waits(environ: Mapping[str, str] = os.environ) -> tuple[float, ..
     return waits
 
 
-def try_outcome(grade_json: dict | None, timed_out: bool) -> str:
-    """A try's outcome from its grading (``Grade.to_json()``, None when not graded) and whether its agent
-    timed out: ``pass`` (even after a timeout: the work passes), ``tampered``, ``timeout`` or ``fail``."""
+def try_outcome(grade_json: dict | None, timed_out: bool, over_budget: bool = False) -> str:
+    """A try's outcome from its grading (``Grade.to_json()``, None when not graded), whether its agent timed out
+    and whether it went over its budget of model requests or tokens (the gateway refused a request past it):
+    ``pass`` (even after a timeout or past the budget: the work passes), ``tampered``, ``over_budget`` (the
+    budget ended the try, whether lab ended it or the agent gave up on the refusal), ``timeout`` or ``fail``.
+    Both ``timeout`` and ``over_budget`` are the agent's own failure to finish within a limit, never an
+    ``error``: its work tree is graded all the same."""
     if grade_json is not None and grade_json.get("passed"):
         return "pass"
     if grade_json is not None and grade_json.get("verdict") == "tampered":
         return "tampered"
-    return "timeout" if timed_out else "fail"
+    return "over_budget" if over_budget else "timeout" if timed_out else "fail"
 
 
 def trial_status(tries: list[dict]) -> str:
     """A finished trial's status from its tries' outcomes: ``pass`` when a try passed, else ``tampered`` when
-    a try was, else ``timeout`` when the last try timed out, else ``fail``."""
+    a try was, else ``timeout`` or ``over_budget`` when the last try ended so, else ``fail``."""
     outcomes = [t.get("outcome") for t in tries]
     if "pass" in outcomes:
         return "pass"
     if "tampered" in outcomes:
         return "tampered"
-    return "timeout" if outcomes and outcomes[-1] == "timeout" else "fail"
+    return outcomes[-1] if outcomes and outcomes[-1] in ("timeout", "over_budget") else "fail"
+
+
+def spent_budget(t: Trial, n: int) -> bool:
+    """Whether try ``n`` of trial ``t`` went over its budget at the gateway after the gateway had answered at
+    least one of its requests: the refusals in its output are then its budget's, and a provider error read
+    from them (``agent_problem``) would call a try that had its chance one that had none. A try whose every
+    admitted request failed is judged by ``gateway_problem`` instead."""
+    if t.gateway is None:
+        return False
+    try:
+        counted = gateway_usage(t, n) or {}
+    except sandbox.SandboxError:
+        return False
+    return bool(counted.get("over_budget")) and counted.get("requests", 0) > counted.get("failed", 0)
+
+
+def budget_watch(t: Trial, n: int) -> Callable[[], str] | None:
+    """The watch (``sandbox.box_exec``'s) that ends try ``n`` of trial ``t`` once its gateway refused a request
+    past the try's budget (``gateway_usage``'s ``over_budget``): its reason, e.g. "over its requests budget",
+    else "". None when the trial has no gateway or its
+    agent no budget of requests or tokens. A gateway that cannot be read ends nothing (the try's own count,
+    read after it, says why)."""
+    budget = t.agent.budget
+    if t.gateway is None or not (budget.requests or budget.tokens):
+        return None
+
+    def watch() -> str:
+        try:
+            counted = gateway_usage(t, n)
+        except sandbox.SandboxError:
+            return ""
+        kind = (counted or {}).get("over_budget")
+        if not kind:
+            return ""
+        return f"over its {kind} budget"
+    return watch
 
 
 def followup_prompt(prompt: str, test_output: str, files: list[str]) -> str:
@@ -456,10 +496,11 @@ class AgentContainer:
         self.fresh, self.note = None, ""
 
     def run(self, argv: list[str], work: Path, log_path: Path, labels: dict[str, str],
-            last: bool = False) -> sandbox.RunResult:
+            last: bool = False, watch: Callable[[], str] | None = None) -> sandbox.RunResult:
         """Run ``argv`` as the agent (its env, network and limits; ``limits.timeout`` per run). ``last``: the
         trial's last try, after which no run is foreseen: the box is removed right after the command instead of
-        frozen (a rate-limit retry then gets a fresh one). Raises StartError when a container cannot start,
+        frozen (a rate-limit retry then gets a fresh one). ``watch``: as ``sandbox.box_exec``'s (a reason it gives
+        kills the container, as the timeout does). Raises StartError when a container cannot start,
         SandboxError when the engine fails."""
         agent = self.t.agent
         network = agent_network(agent.network, self.t.grader_image)
@@ -468,7 +509,7 @@ class AgentContainer:
         if self.mode == "try":
             self.fresh = True
             return sandbox.run(self.t.agent_image, argv, mounts=mounts, env=self.env, network=network,
-                               limits=agent.limits, workdir=WORK, log_path=log_path, labels=labels)
+                               limits=agent.limits, workdir=WORK, log_path=log_path, labels=labels, watch=watch)
         if self.box is not None and ([os.stat(m.source).st_ino for m in mounts]
                                      != [os.fstat(fd).st_ino for fd in self.held]):
             self.why_fresh = "the work tree or the in/out folders were made anew"  # the box would see the old ones
@@ -481,7 +522,8 @@ class AgentContainer:
             if self.why_fresh:
                 self.note = self.note or f"a fresh agent container for this try ({self.why_fresh})"
         self.fresh = new if self.fresh is None else self.fresh
-        res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path, last=last)
+        res = sandbox.box_exec(self.box, argv, timeout=agent.limits.timeout, log_path=log_path, last=last,
+                               watch=watch)
         if not new and res.exit_code in COULD_NOT_RUN:
             # the agent may have broken the container its last try left (removed or replaced a program its
             # command needs): run the command again in a fresh one, so that is neither an error the next run
@@ -489,8 +531,9 @@ class AgentContainer:
             self.why_fresh = f"its command could not run in the last one (exit {res.exit_code})"
             self.close()
             self.fresh = None
-            return self.run(argv, work, log_path, labels, last)
+            return self.run(argv, work, log_path, labels, last, watch)
         why = ("the last one was killed at its time limit" if res.timed_out
+               else f"the last one was killed {res.stopped}" if res.stopped
                else "the last one ran out of memory" if res.oom_killed
                else f"the last one was killed: {self.box.why_dead}" if self.box.why_dead
                else "the last one had stopped" if self.box.dead else "")
@@ -566,7 +609,7 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         try:
             res = box.run(t.agent.argv(files, n, _test_cmd(t.task_dir)), work, t.run_dir / f"agent-{n}.log",
                           labels={"lab.role": "agent", "lab.agent": t.agent.name, "lab.task": result.task},
-                          last=n == t.tries)
+                          last=n == t.tries, watch=budget_watch(t, n))
         except sandbox.StartError as exc:
             raise NoFairChance(f"the agent's container could not start: {exc}") from None
         result.images["agent"]["id"] = res.image_id
@@ -577,6 +620,8 @@ def _run_agent(t: Trial, n: int, text: str, env: dict[str, str], files: list[str
         result.usage = add_usage(result.usage, usage)
         result.agent_seconds = round(result.agent_seconds + res.seconds, 3)
         problem = agent_problem(t.agent, res.exit_code, res.output, usage)
+        if problem is not None and problem["kind"] != "could_not_run" and (res.stopped or spent_budget(t, n)):
+            problem = None  # the refusals it met were its budget's, after answers: no provider error to retry
         if problem is not None:
             problem["message"] = _redact(problem["message"], hidden)
         if problem is None or problem["kind"] != "rate_limit" or len(retries) >= len(waits):
@@ -624,7 +669,8 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
         record = TryRecord(
             number=n, note=box.note, usage=usage,
             agent={"exit_code": res.exit_code, "timed_out": res.timed_out, "oom_killed": res.oom_killed,
-                   "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes, "fresh_container": box.fresh},
+                   "seconds": round(res.seconds, 3), "output_bytes": res.output_bytes, "fresh_container": box.fresh,
+                   "stopped": res.stopped or None},
             removed_special_files=[] if unreadable else remove_special_files(work),
             out_files=[] if out_unreadable else _keep_out_files(out_dir, t.run_dir / f"out-{n}", hidden),
             rate_limit_retries=retries or None,
@@ -637,17 +683,21 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             raise NoFairChance(f"try {n}: {problem['kind']}: {problem['message']}")
         notes = [box.note] if box.note else []
         notes += usage_notes(usage, record.gateway_usage, t.agent)
+        over = (record.gateway_usage or {}).get("over_budget")  # the gateway refused a request past the budget
+        if res.stopped:
+            notes.append(f"lab ended the agent {res.seconds:.0f} s in, {res.stopped}")
         if res.timed_out:
             notes.append(f"the agent ran past its {t.agent.limits.timeout:g} s")
+        ended = "timeout" if res.timed_out and not over else "over_budget" if over else None  # by a limit, not its own end
         if out_unreadable:
             notes.append(f"lab cannot read /lab/out ({out_unreadable}): no file of it kept")
         if unreadable:
-            record.outcome = "timeout" if res.timed_out else "fail"
+            record.outcome = ended or "fail"
             record.note = "; ".join(notes + [f"lab cannot read the work tree ({unreadable}); not graded"])
             break
         size = tree_size(work)
         if size > WORK_TREE_CAP:
-            record.outcome = "timeout" if res.timed_out else "fail"
+            record.outcome = ended or "fail"
             record.note = "; ".join(notes + [f"the work tree grew to {size} bytes (cap {WORK_TREE_CAP}); not graded"])
             break
         if capped and disk.is_full(t.scratch):
@@ -683,7 +733,7 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
             record.suspicions = suspicions(t.task_dir, stub, graded)
             last = (digest, n, g)
             result.grading_seconds = round(result.grading_seconds + g.seconds, 3)
-        record.outcome = try_outcome(record.grade, res.timed_out)
+        record.outcome = try_outcome(record.grade, res.timed_out, bool(over))
         if g.timed_out:
             notes.append(f"the tests ran past the grader's {t.grade_limits.timeout:g} s")
         record.note = "; ".join(notes)
@@ -691,8 +741,6 @@ def _run_tries(t: Trial, env: dict[str, str], files: list[str], result: TrialRes
         if g.passed:
             result.passed_try = n
             break
-        if (record.gateway_usage or {}).get("over_budget"):
-            break  # the agent spent its try's budget: no further try
         text = followup_prompt(prompt, g.output, files)
     result.status = trial_status([{"outcome": r.outcome} for r in result.tries])
     if tree_problem(work) is None and tree_size(work) <= WORK_TREE_CAP:

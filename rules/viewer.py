@@ -218,7 +218,7 @@ def trial_view(result: dict, trial_dir: Path, task_dir: Path, run, folder: str, 
             "log": log, "files": prefix, "follow_up": _read(where / f"prompt-{n}.txt"),
             "grade": grade, "grade_log": _read(where / f"grade-{n}.log"), "tests": test_results(expected, grade),
             "agent_seconds": agent.get("seconds"), "grade_seconds": (grade or {}).get("seconds"),
-            "exit_code": agent.get("exit_code"), "timed_out": agent.get("timed_out"),
+            "exit_code": agent.get("exit_code"), "timed_out": agent.get("timed_out"), "stopped": agent.get("stopped"),
             "tokens_sent": usage.get("tokens_sent"), "tokens_received": usage.get("tokens_received"),
             "cost": _money(usage.get("cost")), "suspicions": [flag_line(f) for f in t.get("suspicions") or []],
         })

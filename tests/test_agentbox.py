@@ -13,6 +13,7 @@ import json
 import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -236,18 +237,18 @@ def test_the_two_streams_of_a_box_meet_only_between_lines(monkeypatch):
     box = SimpleNamespace(marker="MARK", sent=3)
     frames = [(1, b'{"type": "result", "us'), (2, b"Warning: a notice\n"), (1, b'age": 7}\n{"type": "x'),
               (2, b"more\n\n"), (2, b"MARK 3 0\n"), (1, b'"}\n\nMA'), (1, b"RK 3 5\n")]
-    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline: iter(frames))
-    out, codes, timed_out = boxes._read_to_end(box, None, 0)
-    assert codes == {1: 5, 2: 0} and not timed_out
+    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline, watch=None: iter(frames))
+    out, codes, timed_out, stopped = boxes._read_to_end(box, None, 0)
+    assert codes == {1: 5, 2: 0} and not timed_out and not stopped
     assert out.text().splitlines() == ["Warning: a notice", '{"type": "result", "usage": 7}', "more", "",
                                        '{"type": "x"}', ""]
     split = [(1, b"line\n"), (1, b"\n"), (1, b"MARK 3 1\n"), (2, b"\nMARK 3 1\n")]  # the end line's newline alone
-    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline: iter(split))
-    out, codes, _ = boxes._read_to_end(box, None, 0)
+    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline, watch=None: iter(split))
+    out, codes, _, _ = boxes._read_to_end(box, None, 0)
     assert codes == {1: 1, 2: 1} and out.text().startswith("line\n")
     long = [(1, b"x" * (boxes.LINE_HOLD + 10)), (2, b"err\n"), (1, b"\nMARK 3 0\n"), (2, b"\nMARK 3 0\n")]
-    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline: iter(long))
-    out, codes, _ = boxes._read_to_end(box, None, 0)  # a partial line past LINE_HOLD is passed on, all but hold
+    monkeypatch.setattr(boxes, "_frames", lambda box, sock, deadline, watch=None: iter(long))
+    out, codes, _, _ = boxes._read_to_end(box, None, 0)  # a partial line past LINE_HOLD is passed on, all but hold
     assert codes == {1: 0, 2: 0} and out.total == boxes.LINE_HOLD + 14
 
 
@@ -340,3 +341,36 @@ def test_the_report_removes_the_boxes_a_killed_run_left_up(home):
     finally:
         sandbox.stop_box(gone)
         sandbox.stop_box(live)
+
+
+@docker
+def test_a_watch_that_gives_a_reason_kills_the_command_in_a_box_and_in_a_fresh_container(grader_image, monkeypatch):
+    """The watch ``box_exec`` and ``run`` call while a command runs (a trial's: the gateway's count of the try's
+    budget): its first reason ends the command at once, as the timeout does but not called one; a watch that
+    gives none ends nothing."""
+    from rules import sandbox
+    from rules.config import Limits
+    from rules.sandbox import box as boxes
+    from rules.sandbox import engine
+
+    monkeypatch.setattr(boxes, "WATCH_EVERY", 0.5)
+    monkeypatch.setattr(engine, "WATCH_EVERY", 0.5)
+    calls: list[float] = []
+
+    def watch() -> str:
+        calls.append(time.monotonic())
+        return "enough" if len(calls) >= 3 else ""
+
+    limits = Limits(cpus=1, memory=128 * 1024**2, pids=32, timeout=120)
+    box = sandbox.start_box(grader_image, limits=limits, labels={"lab.role": "box-test"})
+    try:
+        quiet = sandbox.box_exec(box, ["sh", "-c", "sleep 2; echo done"], timeout=60, watch=lambda: "")
+        assert quiet.exit_code == 0 and not quiet.stopped and "done" in quiet.output
+        res = sandbox.box_exec(box, ["sh", "-c", "echo started; sleep 300"], timeout=120, watch=watch)
+        assert res.stopped == "enough" and not res.timed_out and res.exit_code is None and res.seconds < 30
+        assert "started" in res.output and box.dead and len(calls) == 3
+    finally:
+        sandbox.stop_box(box)
+    calls.clear()
+    res = sandbox.run(grader_image, ["sleep", "300"], limits=limits, labels={"lab.role": "box-test"}, watch=watch)
+    assert res.stopped == "enough" and not res.timed_out and res.exit_code is None and res.seconds < 30

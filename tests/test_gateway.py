@@ -313,3 +313,17 @@ def test_every_route_reaches_the_upstream_with_its_reply_capped(grader_image, tm
     log = (tmp_path / "service.log").read_text()
     assert re.findall(r"scripted-model: max_tokens: (\S+)", log) == ["64"] * 5
     assert re.findall(r"scripted-model: messages of parts: (\S+)", log) == ["0"] * 5
+
+
+def test_the_gateway_waits_for_the_upstream_as_long_as_the_try_may_last():
+    """litellm's own upstream timeout (600 s) dropped a local model's first answer on a busy machine (codex's
+    8224-token request, still being computed) and the agent sent it again from the start: the try's wall-clock
+    timeout ends a try, never a limit of the gateway's."""
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gateway_start", TEMPLATES / "images" / "services" / "gateway" / "start.py")
+    start = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(start)
+    params = start.config(argparse.Namespace(model="m", upstream="http://127.0.0.1:8080/v1"))["model_list"][0]["litellm_params"]
+    assert params["timeout"] >= 24 * 3600 and params["stream_timeout"] >= 24 * 3600

@@ -390,7 +390,19 @@ def test_a_local_table_gives_model_local_runs_a_budget_and_settings_of_their_own
     assert "budget" not in remote.definition()
 
 
+def test_a_local_table_gives_model_local_runs_a_timeout_of_their_own(tmp_path):
+    """``[NAME.local] timeout``: the seconds of a try on a model=local run (the local model answers on the
+    machine's own CPU, far slower than a provider), in the run's definition; no other run of the agent gets it."""
+    tomo = load_agents(_with_tomo(tmp_path, TOMO_LOCAL + "timeout = 2400\n"))["tomo"]
+    local, remote = tomo.resolve({"model": "local"}), tomo.resolve({"model": "gpt-4o"})
+    assert local.limits.timeout == 2400 and local.definition()["limits"]["timeout"] == 2400
+    assert remote.limits.timeout == tomo.limits.timeout != 2400 and remote.limits == tomo.limits
+    assert load_agents(_with_tomo(tmp_path, TOMO_LOCAL))["tomo"].resolve({"model": "local"}).limits == tomo.limits
+
+
 @pytest.mark.parametrize("extra, message", [
+    ('timeout = 0\n', "timeout must be a number of seconds above 0, got 0"),
+    ('timeout = "long"\n', "timeout must be a number of seconds above 0, got 'long'"),
     ('requests = -1\n', "requests must be a whole number (0: no budget), got -1"),
     ('tokens = "many"\n', "tokens must be a whole number (0: no budget), got 'many'"),
     ('settings = { model = "x" }\n', "settings: model is not one of the agent's other settings (none)"),
@@ -411,3 +423,17 @@ def test_the_shipped_agents_run_on_the_local_model_with_a_budget_and_with_one_se
     assert all(a.budget.requests > 0 and a.budget.reply_tokens > 0 for a in local.values()), {
         n: a.budget for n, a in local.items()}
     assert dict(local["mini-swe-agent"].values)["config"] == "mini_textbased.yaml"
+
+
+def test_codex_on_the_local_model_waits_for_a_slow_first_answer():
+    """codex drops a stream silent for 300 s (its stream_idle_timeout_ms) and sends the request again from the
+    start; on a busy machine the local model's first answer took longer (2026-12-07): on model=local its config
+    says a day, and the try's own timeout ends the try. Elsewhere it keeps codex's own 300 s."""
+    from rules.config import ROOT
+
+    codex = load_agents(ROOT / "evals" / "agents.toml")["codex"]
+    local = codex.resolve({"model": "local"})
+    assert dict(local.env_set)["CODEX_STREAM_IDLE_TIMEOUT_MS"] == "86400000"
+    assert "CODEX_STREAM_IDLE_TIMEOUT_MS" not in dict(codex.resolve({"model": "gpt-4o"}).env_set)
+    script = local.argv([])[-1]
+    assert 'stream_idle_timeout_ms = %s' in script and '"${CODEX_STREAM_IDLE_TIMEOUT_MS:-300000}"' in script

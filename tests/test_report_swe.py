@@ -231,7 +231,7 @@ def test_one_run_report_pages():
     pages = render_pages(r)
     assert set(pages) == {"report.md", "report.html"}  # no aider leaderboard records for this tier
     md, html = pages["report.md"], pages["report.html"]
-    assert "| a+b | 44.4% (4/9) [18.9, 73.3] | – | 8/9 | 1 / 0 | 1 | 1 | 0 | 0 | 4.5 | 60.0 | 4000 / 400 |" in md
+    assert "| a+b | 44.4% (4/9) [18.9, 73.3] | – | 8/9 | 1 / 0 | 1 | 1 / 0 | 0 | 0 | 4.5 | 60.0 | 4000 / 400 |" in md
     assert "| a+b | 87.5% (7/8) | 2.12 / 6 (6) | 50.0% (4/8) | 66.7% (6/9) [35.4, 87.9] |" in md
     assert "| a+b | b | 6 | 2 | 2 | 3 | 1 |" in md
     assert "## resolved per repo (repeat 1)" in md and "| a+b | 50.0% (1/2) | 0.0% (0/1) |" in md

@@ -8,12 +8,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from rules.config import Limits
 from rules.sandbox import engine
 from rules.sandbox.containers import create_container, start_container
-from rules.sandbox.engine import LABEL, OUTPUT_CAP, Mount, RunResult, SandboxError, StartError, capped, client
+from rules.sandbox.engine import (LABEL, OUTPUT_CAP, WATCH_EVERY, Mount, RunResult, SandboxError, StartError, capped,
+                                  client)
 from rules.sandbox.protocol import BOX_IDLE, command_line
 
 # bytes of a stream's partial line held back (``_read_to_end``) until its newline comes, at most
@@ -172,7 +173,7 @@ class _Capped:
 
 
 def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | None = None,
-             last: bool = False) -> RunResult:
+             last: bool = False, watch: Callable[[], str] | None = None) -> RunResult:
     """Run ``command`` (exec form) in ``box`` with the box's user and working directory and the container's
     environment, for at most ``timeout`` seconds; returns a ``RunResult`` like ``run``'s.
 
@@ -191,6 +192,9 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     pause``; the next ``box_exec`` resumes it): a process that escaped both (PID 1 under ``ptrace``) cannot touch the mounted folders while
     the caller reads them. ``last``: the caller runs nothing more in this box; instead of being checked and
     frozen it is killed and removed at once (dead, ``why_dead`` says so), which is cheaper (~15 ms) and stronger.
+    ``watch``: called about every ``WATCH_EVERY`` seconds while the command runs; a non-empty answer (the reason)
+    ends the command as the timeout does (the whole box killed, ``exit_code`` None, the box ``dead``), with
+    ``stopped`` set to that reason and ``timed_out`` false.
 
     Raises SandboxError when the box is dead or gone, or the command cannot be sent to it."""
     if box.dead:
@@ -207,8 +211,8 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
     except (OSError, AttributeError) as exc:
         box.dead = not box_alive(box)
         raise SandboxError(f"cannot send a command to the box {box.id[:12]} of {box.image!r}: {exc}") from None
-    out, codes, timed_out = _read_to_end(box, sock, start + timeout)
-    exit_code = _exit_code(box, api, codes, timed_out)
+    out, codes, timed_out, stopped = _read_to_end(box, sock, start + timeout, watch)
+    exit_code = _exit_code(box, api, codes, timed_out or bool(stopped))
     seconds = time.monotonic() - start
     oom = _oom_events(box)
     if exit_code is None or exit_code >= 128 or oom:
@@ -220,8 +224,9 @@ def box_exec(box: Box, command: list[str], *, timeout: float, log_path: Path | N
         _kill_left_over(box)
     if not box.dead:
         _pause(box)
-    result = RunResult(exit_code=None if timed_out else exit_code, output=out.text(), seconds=seconds,
-                       timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id)
+    result = RunResult(exit_code=None if timed_out or stopped else exit_code, output=out.text(), seconds=seconds,
+                       timed_out=timed_out, oom_killed=oom, output_bytes=out.total, image_id=box.image_id,
+                       stopped=stopped)
     if box.dead:
         stop_box(box)
     if log_path is not None:
@@ -241,10 +246,12 @@ def _resume(box: Box, api) -> None:
     box.paused = False
 
 
-def _read_to_end(box: Box, sock, deadline: float) -> tuple[_Capped, dict[int, int], bool]:
+def _read_to_end(box: Box, sock, deadline: float, watch: Callable[[], str] | None = None
+                 ) -> tuple[_Capped, dict[int, int], bool, str]:
     """The output of ``box``'s last command sent (its ``box.sent``-th), read from ``sock`` until the end lines
-    of both streams came (``BOX_IDLE``), the stream ended or ``deadline`` (``time.monotonic()``) passed:
-    (the output, {stream number: the exit code its end line gave}, whether the deadline passed)."""
+    of both streams came (``BOX_IDLE``), the stream ended, ``deadline`` (``time.monotonic()``) passed or
+    ``watch`` (see ``_frames``) gave a reason: (the output, {stream number: the exit code its end line gave},
+    whether the deadline passed, the watch's reason or "")."""
     import re
 
     # (an exit code has at most 3 digits: a longer number, which int() may refuse, is a forged line, and output)
@@ -256,9 +263,9 @@ def _read_to_end(box: Box, sock, deadline: float) -> tuple[_Capped, dict[int, in
     # a stream's partial line waits for its newline (an agent's JSON line is never cut by a line of the other
     # stream, which lost the JSON event); a partial line past LINE_HOLD bytes is passed on as before, all but hold.
     out, codes, held, at_start = _Capped(), {}, {1: b"", 2: b""}, {1: True, 2: True}
-    timed_out = False
+    timed_out, stopped = False, ""
     try:
-        for stream, data in _frames(box, sock, deadline):
+        for stream, data in _frames(box, sock, deadline, watch):
             if stream not in held or stream in codes:
                 continue
             data = held[stream] + data
@@ -279,10 +286,12 @@ def _read_to_end(box: Box, sock, deadline: float) -> tuple[_Capped, dict[int, in
             held[stream] = data[cut:]
     except TimeoutError:
         timed_out = True
+    except Watched as exc:
+        stopped = str(exc)
     for stream in (1, 2):
         if stream not in codes:
             out.add(held[stream])
-    return out, codes, timed_out
+    return out, codes, timed_out, stopped
 
 
 def _exit_code(box: Box, api, codes: dict[int, int], timed_out: bool) -> int | None:
@@ -328,16 +337,27 @@ def _raw_socket(stream):
     return getattr(stream, "_sock", stream)
 
 
-def _frames(box: Box, sock, deadline: float):
+class Watched(Exception):
+    """A command's watch gave a reason to end it (the exception's text)."""
+
+
+def _frames(box: Box, sock, deadline: float, watch: Callable[[], str] | None = None):
     """The frames (stream number 1 or 2, bytes) the engine sends on ``box``'s attach stream (each an 8-byte
     header: stream, three zero bytes, big-endian length; then the data), read from ``sock`` in this thread until
     it ends (the box stopped) or the caller stops taking them; what was read past the last frame taken waits in
-    ``box.unread`` for the next command. Raises TimeoutError at ``deadline`` (``time.monotonic()``)."""
+    ``box.unread`` for the next command. Raises TimeoutError at ``deadline`` (``time.monotonic()``), and
+    Watched when ``watch()``, called about every ``WATCH_EVERY`` seconds, gives a reason."""
     import select
     import struct
 
     buf = box.unread
+    look = time.monotonic() + WATCH_EVERY
     while True:
+        if watch is not None and time.monotonic() >= look:
+            reason = watch()
+            if reason:
+                raise Watched(reason)
+            look = time.monotonic() + WATCH_EVERY
         while len(buf) >= 8:
             stream, size = struct.unpack(">BxxxL", bytes(buf[:8]))
             if len(buf) < 8 + size:
@@ -350,10 +370,12 @@ def _frames(box: Box, sock, deadline: float):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
+            if watch is not None:
+                left = min(left, max(0.0, look - time.monotonic()))
             poll = select.poll()
             poll.register(sock.fileno(), select.POLLIN | select.POLLPRI)
             if not poll.poll(min(left, 3600) * 1000):
-                continue  # (the deadline is looked at again)
+                continue  # (the deadline and the watch are looked at again)
         try:
             data = sock.recv(1 << 16)
         except (BlockingIOError, InterruptedError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from rules.config import Limits
 from rules.sandbox import engine
@@ -89,7 +89,7 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
         network: str = "none", limits: Limits = Limits(), workdir: str | None = None,
         labels: dict[str, str] | None = None, user: str | None = None, log_path: Path | None = None,
         read_only: bool = False, tmpfs: dict[str, str] | None = None,
-        capabilities: tuple[str, ...] | None = None) -> RunResult:
+        capabilities: tuple[str, ...] | None = None, watch: Callable[[], str] | None = None) -> RunResult:
     """Run ``command`` in a fresh container of ``image`` and remove the container afterwards.
 
     ``network`` is a Docker network mode ("none", "host", or ``ServiceHandle.network``, i.e. ``"container:<id>"``:
@@ -104,6 +104,8 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
     ``tmpfs`` maps mount points to tmpfs options (e.g. ``{"/tmp": "size=1g,exec"}``: private, size-capped,
     and charged to the container's memory); ``capabilities`` (a tuple of names such as ``"CHOWN"``) keeps only
     those Linux capabilities and sets no-new-privileges (None: the engine's default set).
+    ``watch``: called about every ``WATCH_EVERY`` seconds while the container runs; a non-empty answer (the
+    reason) kills it as the timeout does, with ``stopped`` set to that reason and ``timed_out`` false.
 
     Raises SandboxError when the image is missing or the container cannot be created, StartError (a
     SandboxError) when it cannot be started.
@@ -117,29 +119,40 @@ def run(image: str, command: list[str], *, mounts: Iterable[Mount] = (), env: di
 
     container = create()
     start = time.monotonic()
-    timed_out = False
+    timed_out, stopped = False, ""
     exit_code: int | None = None
     try:
         try:
             container = start_container(container, network, create)
         except engine.docker.errors.APIError as exc:
             raise StartError(f"cannot start a container of {image!r}: {exc}") from None
-        try:
-            exit_code = int(container.wait(timeout=limits.timeout)["StatusCode"])
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            timed_out = True
+        deadline = start + limits.timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                exit_code = int(container.wait(timeout=max(1, min(left, engine.WATCH_EVERY) if watch else left))
+                                ["StatusCode"])
+                break
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                if watch is None or time.monotonic() >= deadline:
+                    timed_out = True
+                else:
+                    stopped = (watch() if watch is not None else "") or ""
+                    if not stopped:
+                        continue
             try:
                 container.kill()
             except engine.docker.errors.APIError:
                 pass
             container.wait(timeout=60)
+            break
         seconds = time.monotonic() - start
         raw = container.logs(stdout=True, stderr=True) or b""
         container.reload()
         oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
-        result = RunResult(exit_code=None if timed_out else exit_code, output=capped(raw), seconds=seconds,
+        result = RunResult(exit_code=None if timed_out or stopped else exit_code, output=capped(raw), seconds=seconds,
                            timed_out=timed_out, oom_killed=oom, output_bytes=len(raw),
-                           image_id=container.attrs.get("Image", ""))
+                           image_id=container.attrs.get("Image", ""), stopped=stopped)
     finally:
         try:
             container.remove(force=True)

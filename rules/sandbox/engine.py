@@ -52,8 +52,9 @@ class Mount:
 
 @dataclass
 class RunResult:
-    """What a container did: exit code (None when it was killed for its timeout), its combined stdout and
-    stderr (capped at ``OUTPUT_CAP`` bytes, the middle elided), wall-clock seconds, and flags."""
+    """What a container did: exit code (None when it was killed for its timeout or by its watch), its combined
+    stdout and stderr (capped at ``OUTPUT_CAP`` bytes, the middle elided), wall-clock seconds, and flags;
+    ``stopped``: why the caller's watch had it killed before it ended ("" when it was not)."""
 
     exit_code: int | None
     output: str
@@ -62,6 +63,10 @@ class RunResult:
     oom_killed: bool = False
     output_bytes: int = 0  # how much the container wrote in all, before the cap
     image_id: str = ""
+    stopped: str = ""
+
+
+WATCH_EVERY = 5.0  # seconds between two calls of a command's watch (``box_exec``, ``run``)
 
 
 _client = None

@@ -17,13 +17,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 KEY = "sk-lab-gateway"
 STATE = Path("/tmp/lab-gateway")
+# seconds the gateway waits for the upstream's answer: litellm's own default (600 s) dropped a local model's first
+# answer, still being computed on a busy machine (codex's 8224-token request, 2026-12-07); the try's wall-clock
+# timeout, lab's, is what ends a try, never a limit of the gateway's
+UPSTREAM_TIMEOUT = 24 * 3600
 
 
 def config(args) -> dict:
     """litellm's configuration (JSON is YAML) for ``args``."""
     return {
         "model_list": [{"model_name": "*", "litellm_params": {
-            "model": f"custom_openai/{args.model}", "api_base": args.upstream, "api_key": "lab-upstream"}}],
+            "model": f"custom_openai/{args.model}", "api_base": args.upstream, "api_key": "lab-upstream",
+            "timeout": UPSTREAM_TIMEOUT, "stream_timeout": UPSTREAM_TIMEOUT}}],
         "litellm_settings": {"callbacks": "lab_usage.handler", "drop_params": True,
                              "use_chat_completions_url_for_anthropic_messages": True},
         "general_settings": {"master_key": KEY},
