@@ -123,7 +123,7 @@ class SweTier(Tier):
                 name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name),
                 deps=(str(TEMPLATES / "swe" / "env.Dockerfile.j2"),), settings={"env": env.digest()},
                 build=lambda env=env, inst=inst, repos=repos: swebench.build_env(env, swebench.repo_dir(inst.repo, repos),
-                                                                        inst.setup_commit)))
+                                                                        env.setup_commit or inst.setup_commit)))
         return out
 
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
