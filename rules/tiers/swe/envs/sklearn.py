@@ -43,7 +43,8 @@ _CYCACHE, _CCACHE = "/opt/lab/cycache", "/opt/lab/ccache"
 _SETUP = ("python -c 'import functools, runpy, sys, Cython.Build as b; "
           "b.cythonize = functools.partial(b.cythonize, cache=sys.argv[1]); "
           "sys.argv = [\"setup.py\", \"build_ext\", \"--inplace\"]; runpy.run_path(\"setup.py\", run_name=\"__main__\")'")
-_CC = "PATH=/usr/lib/ccache:$PATH"
+# a pyenv build links extensions against libpython in the folder it was built in (absent here): /opt/lab/python/lib
+_CC = "LDFLAGS=-L/opt/lab/python/lib PATH=/usr/lib/ccache:$PATH"
 # in the image: build the setup tree at /work (the path every grading builds at: ccache hashes the folder) to fill both
 # caches, then leave nothing of it
 _PREBUILD = (
@@ -52,17 +53,28 @@ _PREBUILD = (
     f"cd / && rm -rf /work && CCACHE_DIR={_CCACHE} ccache -s && chmod -R a+rX {_CYCACHE} {_CCACHE}",
 )
 # in a grading (and first in the agents' test command): the work tree's own build
-_BUILD = (f"rm -rf /tmp/lab-cycache && cp -R {_CYCACHE} /tmp/lab-cycache",
-          f"CCACHE_DIR={_CCACHE} CCACHE_READONLY=1 CCACHE_NOSTATS=1 CCACHE_TEMPDIR=/tmp/lab-ccache {_CC} "
-          f"{_SETUP} /tmp/lab-cycache > /tmp/lab-build.log 2>&1 || {{ tail -n 40 /tmp/lab-build.log; false; }}")
+_BUILD = (f"rm -rf /tmp/lab-cycache /tmp/lab-ccache.log && cp -R {_CYCACHE} /tmp/lab-cycache",
+          f"CCACHE_DIR={_CCACHE} CCACHE_READONLY=1 CCACHE_NOSTATS=1 CCACHE_TEMPDIR=/tmp/lab-ccache "
+          f"CCACHE_LOGFILE=/tmp/lab-ccache.log {_CC} {_SETUP} /tmp/lab-cycache > /tmp/lab-build.log 2>&1 "
+          "|| { tail -n 40 /tmp/lab-build.log; false; }",
+          # what came from the image's caches, for the log (nothing decides on it)
+          "echo \"lab-build: $(grep -c 'Found compiled .* in cache' /tmp/lab-build.log) Cython output(s) and "
+          "$(grep -c 'Result: .*cache_hit' /tmp/lab-ccache.log) compile(s) from the caches, "
+          "$(grep -c 'Result: cache_miss' /tmp/lab-ccache.log) compile(s) made\"")
 _INSTALL = "LDFLAGS=-L/opt/lab/python/lib pip install -r /opt/lab/constraints.txt"
 
 
-def _sklearn(version: str, python: str, pins: tuple[str, ...], setup_commit: str) -> Env:
+def compiled(name: str, repo: str, version: str, python: str, pins: tuple[str, ...], setup_commit: str) -> Env:
+    """The environment ``name`` of ``repo`` at ``version`` whose tree is built in place by its own ``setup.py``
+    (``build_ext --inplace``, Cython and C behind the image's caches, filled from ``setup_commit``'s tree): Debian
+    bookworm, Python ``python`` (pyenv's when not bookworm's), ``pins`` installed, nothing of the repository."""
     apt = ("g++", "ccache") + (("python3",) if python == "3.6" else ())  # Debian's python3: the canaries' script
-    return Env(f"sklearn-{version}", "scikit-learn/scikit-learn", (version,), python, "bookworm",
-               install=(_INSTALL,) + _PREBUILD, pins=pins, apt=apt, pythonpath=".", build=_BUILD,
-               setup_commit=setup_commit)
+    return Env(name, repo, (version,), python, "bookworm", install=(_INSTALL,) + _PREBUILD, pins=pins, apt=apt,
+               pythonpath=".", build=_BUILD, setup_commit=setup_commit)
+
+
+def _sklearn(version: str, python: str, pins: tuple[str, ...], setup_commit: str) -> Env:
+    return compiled(f"sklearn-{version}", "scikit-learn/scikit-learn", version, python, pins, setup_commit)
 
 
 # 0.20 and 0.21: environment.yml of scikit-learn__scikit-learn-10297 (4 of 0.20's 5 files, all 8 of 0.21's; the
