@@ -60,7 +60,7 @@ _BUILD = (f"rm -rf /tmp/lab-cycache /tmp/lab-ccache.log && cp -R {_CYCACHE} /tmp
           # what came from the image's caches, for the log (nothing decides on it)
           "echo \"lab-build: $(grep -c 'Found compiled .* in cache' /tmp/lab-build.log) Cython output(s) and "
           "$(grep -c 'Result: .*cache_hit' /tmp/lab-ccache.log) compile(s) from the caches, "
-          "$(grep -c 'Result: cache_miss' /tmp/lab-ccache.log) compile(s) made\"")
+          "$(grep -c 'Result: cache_miss' /tmp/lab-ccache.log) compile(s) made, in ${SECONDS} s\"")
 _INSTALL = "LDFLAGS=-L/opt/lab/python/lib pip install -r /opt/lab/constraints.txt"
 
 
