@@ -18,8 +18,11 @@ class Env:
     the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
     serves, ahead of entries matched by version), ``exclude`` (test names dropped from every expectation) and
     ``runner``: how check.sh runs the tests and names them (``rules.tiers.swe.runners``: "pytest", or "django" for
-    django's own ``tests/runtests.py``); ``setup_commit``: the commit whose tree ``install`` sees instead of the
-    instance's environment-setup commit (empty: that one)."""
+    django's own ``tests/runtests.py``); ``build``: shell lines the tester runs in the work tree after the canaries
+    are laid and before the tests (check.sh), and first in the agents' test command: a repository with compiled
+    extensions builds the graded tree's own there (``envs/sklearn.py``); ``setup_commit``: the commit whose tree is
+    ``/opt/lab/setup`` in place of the instance's environment-setup commit (one every served base commit descends
+    from, when the image keeps anything built from it)."""
 
     name: str
     repo: str
@@ -41,8 +44,8 @@ class Env:
     interpreter_dir: str = field(default="", repr=False, compare=False)
     # out of repr so that the entries running pytest keep the digest they had before runners were named
     runner: str = field(default="pytest", repr=False)
-    # the commit whose tree the install steps see, in place of the instance's environment-setup commit (one whose
-    # tree cannot be laid here); out of repr, in the digest when given, like ``runner``
+    # out of repr for the same reason: the entries without them keep their digests
+    build: tuple[str, ...] = field(default=(), repr=False)
     setup_commit: str = field(default="", repr=False)
 
     @property
@@ -59,6 +62,7 @@ class Env:
 
     def digest(self) -> str:
         """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
-        text = (repr(self) + ("" if self.runner == "pytest" else f" runner={self.runner}")
-                + (f" setup_commit={self.setup_commit}" if self.setup_commit else ""))
+        text = repr(self) + ("" if self.runner == "pytest" else f" runner={self.runner}")
+        text += (f" build={self.build!r}" if self.build else "") + (f" setup_commit={self.setup_commit}"
+                                                                   if self.setup_commit else "")
         return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -419,13 +419,14 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         prepare=[line.format(version=inst.version, major=major, minor=minor) for line in env.prepare],
         pythonpath="" if not env.pythonpath else "/work" if env.pythonpath == "." else f"/work/{env.pythonpath}",
         test_env=dict(env.test_env), python=PYTHON, test_timeout=test_timeout, runner=runner.name, labels=runner.labels,
+        build=list(env.build),
     )
     pre_existing = [p for p in files if p in base_files]
     meta = TaskMeta(
         task=inst.id, tier=TIER, groups={"repo": inst.repo}, report="junit", test_files=files,
         solution_files=[],  # no {files} for the agent: finding them is the task
-        test_cmd=runner.test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude, context["prepare"],
-                                 env.test_env),
+        test_cmd=runner.test_cmd(pre_existing, inifile, context["pythonpath"], env.exclude,
+                                 context["prepare"] + context["build"], env.test_env),
         graded="patch",  # a trial grades the agent's patch on a fresh base, as a prediction of it is graded
         extra={
             # no group of this tier: kept in task.json only, so the task digests of stored trials still match
