@@ -273,12 +273,13 @@ def truncated(name: str) -> bool:
     return "[" in name and not name.endswith("]")
 
 
-def members(test_id: str, ids, cut: set[str]) -> list[str]:
+def members(test_id: str, ids, cut: set[str], sep: str = " ") -> list[str]:
     """The ids among ``ids`` that the expected ``test_id`` stands for: itself, or when it is a truncated
-    name (in ``cut``) every id beginning with it and a space."""
+    name (in ``cut``) every id beginning with it and ``sep`` (a space: pytest's parameters cut at the first
+    space; ``/``: a Go test that has subtests, which ``rules.reports.parse_go_json`` reports by its leaves)."""
     if test_id not in cut:
         return [test_id]
-    return sorted(i for i in ids if i.startswith(test_id + " "))
+    return sorted(i for i in ids if i.startswith(test_id + sep))
 
 
 def sympy_id(name: str, files: dict[str, str]) -> str | None:
@@ -575,17 +576,19 @@ def _sound(g) -> bool:
     return g.verdict == "pass" or (g.verdict == "fail" and all(_TESTS_ONLY.match(e) for e in g.evidence))
 
 
-def gold_outcomes(exact: list[str], cut: set[str], runs: list[list[str]]) -> tuple[dict, dict, list[str]]:
+def gold_outcomes(exact: list[str], cut: set[str], runs: list[list[str]],
+                  sep: str = " ") -> tuple[dict, dict, list[str]]:
     """The tests the gold patch's runs decide, from ``runs`` (each run's passed test ids, in order), for the
     expected ids ``exact`` and the truncated names ``cut``. Returns ``(members, flaky, lost)``: ``members`` maps
     each name to the steady ids it stands for (empty: every one of them is flaky); ``flaky`` maps a test id
     whose outcome differs between runs to the outcome of each run (``"passed"`` / ``"not passed"``); ``lost``
-    the names with a steady id that never passed, or (a truncated name) with no id in any run."""
+    the names with a steady id that never passed, or (a truncated name) with no id in any run. ``sep``: as
+    ``members``'."""
     seen = [set(r) for r in runs]
     every = set().union(*seen) if seen else set()
     out, flaky, lost = {}, {}, []
     for name in list(exact) + sorted(cut):
-        ids = members(name, every, cut) if name in cut else [name]
+        ids = members(name, every, cut, sep) if name in cut else [name]
         if not ids:
             lost.append(name)
             continue
@@ -640,7 +643,7 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
         record["gold_runs"] = [{"seconds": g.seconds, "verdict": g.verdict, "passed_tests": g.passed_tests,
                                 "failed_tests": g.failed_tests} for g in runs]
         stopped = next((k for k, g in enumerate(runs, 1) if environmental(g) or not _sound(g)), None)
-        steady, flaky, lost = gold_outcomes(exact, cut, [g.tests for g in runs])
+        steady, flaky, lost = gold_outcomes(exact, cut, [g.tests for g in runs], meta.get("subtest_sep", " "))
         kept_f2p = [i for i in f2p if steady.get(i)]
         if stopped:
             g = runs[stopped - 1]
@@ -769,9 +772,10 @@ def pseudo_predictions(suite: Suite, kind: str, dataset: Path) -> Path:
 
 
 def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: list[str],
-           cut: set[str]) -> dict[str, list[str]]:
+           cut: set[str], sep: str = " ") -> dict[str, list[str]]:
     """SWE-bench's tests_status entry: the names of ``ids`` whose tests all passed, and the others."""
-    ok = [i for i in ids if members(i, expected, cut) and all(m in passed for m in members(i, expected, cut))]
+    ok = [i for i in ids if members(i, expected, cut, sep)
+          and all(m in passed for m in members(i, expected, cut, sep))]
     return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
 
 
@@ -831,6 +835,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                     g = grade(task_dir, tree, image=meta["image"], limits=suite.prove,
                               log_path=logs / "test_output.txt")
                     names, cut = meta.get("test_names", {}), set(meta.get("truncated", []))
+                    sep = meta.get("subtest_sep", " ")  # what a truncated name and its ids are joined by
                     expected = (read_json(task_dir / "tests.json") or {}).get("tests", [])
                     passed = set(g.tests)
                     # a test the proof found flaky decides nothing (task.json "flaky"): listed apart, never a failure
@@ -839,8 +844,8 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                                 for k in ("fail_to_pass", "pass_to_pass"))
                     report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
                                   evidence=g.evidence, reason="; ".join(g.evidence)[:600],
-                                  tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut),
-                                                "PASS_TO_PASS": _split(p2p, passed, names, expected, cut),
+                                  tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut, sep),
+                                                "PASS_TO_PASS": _split(p2p, passed, names, expected, cut, sep),
                                                 **({"flaky": sorted(flaky)} if flaky else {})})
             except (SandboxError, RuntimeError) as exc:
                 report["reason"] = f"infrastructure: {exc}"[:600]
