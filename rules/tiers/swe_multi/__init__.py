@@ -87,7 +87,8 @@ class SweMultiTier(Tier):
             bad = sorted(langs - set(languages.NAMES))
             if bad:
                 raise Rejected(f"langs=: unknown {', '.join(bad)}; give some of {', '.join(languages.NAMES)}")
-            ids = [i for i in ids if languages.language(data[i].repo) in langs]
+            extra = dict(suite.table.get("languages") or {})
+            ids = [i for i in ids if languages.language(data[i].repo, extra) in langs]
         raw_limit = var("limit")
         if raw_limit is not None:
             limit = int(raw_limit) if str(raw_limit).isdigit() else 0
@@ -99,13 +100,15 @@ class SweMultiTier(Tier):
                           if p.name != "env.Dockerfile.j2") + (
             str(TEMPLATES / "swe" / "prompt.txt.j2"), str(TEMPLATES / "swe" / "setup.sh.j2"))
         made = runners()
+        extra = dict(suite.table.get("languages") or {})  # more repositories: {repo: language}
+        toolchains = dict(suite.table.get("toolchains") or {})  # more toolchains: {repo: {version: toolchain}}
         specs = []
         for iid in ids:
             inst = data[iid]
-            lang = languages.language(inst.repo) or "?"
-            why = languages.blocked(inst.repo, RUNNERS)
+            lang = languages.language(inst.repo, extra) or "?"
+            why = languages.blocked(inst.repo, RUNNERS, extra)
             runner = made.get(lang) if why is None else None
-            env = runner.env_for(inst.repo, inst.version) if runner else None
+            env = runner.env_for(inst.repo, inst.version, toolchains) if runner else None
             if runner and env is None:
                 why = f"no {languages.NAMES[lang]} toolchain for {inst.repo} {inst.version} in lab's table (rules/tiers/swe_multi/{lang}.py)"
             specs.append(TaskSpec(
@@ -116,7 +119,7 @@ class SweMultiTier(Tier):
                 image_stamp=images.stamp_path(env.stamp_name) if env else None,
                 source=(inst, env, runner, why, repos, float(suite.prove.timeout))))
         settings = {"dataset": str(dataset), "instances": ids, "repos": repos}
-        labels = {i: {"repo": inst.repo, "language": languages.language(inst.repo) or "?"}
+        labels = {i: {"repo": inst.repo, "language": languages.language(inst.repo, extra) or "?"}
                   for i, inst in data.items()}
         return Selection(list(data), specs, settings, labels=labels)
 

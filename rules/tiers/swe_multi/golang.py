@@ -59,10 +59,10 @@ _FUNC = re.compile(r"^func (Test\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.M)
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
-def env_for(repo: str, version: str, table: dict | None = None) -> Env | None:
-    """The environment of ``repo`` at dataset ``version``: its Go toolchain from ``table`` (default
-    ``TOOLCHAINS``); None when the table has none."""
-    go = (table or TOOLCHAINS).get(repo, {}).get(version)
+def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
+    """The environment of ``repo`` at dataset ``version``: its Go toolchain from ``extra`` (suite.toml's
+    ``[toolchains."owner/name"]``: version → Go version) or else ``TOOLCHAINS``; None when neither has one."""
+    go = ((extra or {}).get(repo) or {}).get(version) or TOOLCHAINS.get(repo, {}).get(version)
     if not go:
         return None
     if not _VERSION.match(go):

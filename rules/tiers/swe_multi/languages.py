@@ -48,19 +48,23 @@ GRADLE = frozenset({"apache/lucene", "reactivex/rxjava"})
 GRADLE_REASON = "needs the Gradle distribution (its wrapper's download) and plugin portal, not reachable here"
 
 
-def language(repo: str) -> str | None:
+def language(repo: str, extra: dict | None = None) -> str | None:
     """The language of ``repo`` (``owner/name``): one of ``NAMES``' keys, or None for a repository not in
-    SWE-bench Multilingual."""
-    return LANGUAGES.get(repo)
+    SWE-bench Multilingual. ``extra``: more repositories (suite.toml's ``[languages]``), ahead of the table."""
+    return (extra or {}).get(repo) or LANGUAGES.get(repo)
 
 
-def blocked(repo: str, runners: frozenset[str] | set[str]) -> str | None:
+def blocked(repo: str, runners: frozenset[str] | set[str], extra: dict | None = None) -> str | None:
     """Why an instance of ``repo`` cannot be built here (one line naming what is missing), given the languages
-    lab has a runner for (``runners``); None when it is a candidate."""
-    lang = language(repo)
+    lab has a runner for (``runners``) and ``extra`` repositories (as ``language``); None when it is a
+    candidate."""
+    lang = language(repo, extra)
     if lang is None:
         return (f"{repo} is not a repository of SWE-bench Multilingual; lab's table "
-                "(rules/tiers/swe_multi/languages.py) names no language for it")
+                "(rules/tiers/swe_multi/languages.py) names no language for it: give it in evals/swe-multi/suite.toml "
+                "[languages]")
+    if lang not in NAMES:
+        return f"{repo}: language {lang!r} is none of {', '.join(NAMES)} (evals/swe-multi/suite.toml [languages])"
     if lang in UNREACHABLE:
         return UNREACHABLE[lang]
     if repo in GRADLE:
@@ -71,17 +75,17 @@ def blocked(repo: str, runners: frozenset[str] | set[str]) -> str | None:
     return None
 
 
-def accounting(instances, runners) -> dict:
+def accounting(instances, runners, extra: dict | None = None) -> dict:
     """How a dataset's ``instances`` (``rules.tiers.swe.swebench.Instance`` records, or anything with ``id`` and
     ``repo``) divide: ``{"total": n, "candidates": [ids], "rejected": {id: reason}, "by_language": {language:
     {"total", "candidates"}}, "reasons": {reason: count}}``."""
     out = {"total": 0, "candidates": [], "rejected": {}, "by_language": {}, "reasons": {}}
     for inst in instances:
         out["total"] += 1
-        lang = language(inst.repo) or "?"
+        lang = language(inst.repo, extra) or "?"
         row = out["by_language"].setdefault(lang, {"total": 0, "candidates": 0})
         row["total"] += 1
-        why = blocked(inst.repo, runners)
+        why = blocked(inst.repo, runners, extra)
         if why is None:
             out["candidates"].append(inst.id)
             row["candidates"] += 1
