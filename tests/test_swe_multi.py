@@ -78,6 +78,8 @@ def test_go_tests_no_file_defines_or_two_packages_define_are_rejected_by_name():
     twice = {**FILES, "other/e_test.go": "package other\n\nfunc TestPlain(t *testing.T) {}\n"}
     with pytest.raises(Rejected, match="more than one package.*TestPlain"):
         golang.locate(["TestPlain"], ["TestPlain"], twice)
+    # unless the test patch touches exactly one of those packages (hugo-12579, terraform-34814)
+    assert golang.locate(["TestPlain"], ["TestPlain"], twice, ["other/e_test.go"]).packages == ("./other",)
 
 
 def test_a_go_name_with_subtests_stands_for_its_leaves_and_a_leaf_for_itself():

@@ -96,10 +96,12 @@ def _body(text: str, start: int) -> str:
     return text[start:nxt.start() if nxt else len(text)]
 
 
-def locate(names: list[str], fail_to_pass: list[str], files: dict[str, str]) -> GoTests:
+def locate(names: list[str], fail_to_pass: list[str], files: dict[str, str], touched: list[str] = ()) -> GoTests:
     """Find the tests ``names`` (SWE-bench Go test names, ``TestX`` or ``TestX/sub``) in ``files`` (every
-    ``_test.go`` path of the tree after the test patch → its text). Raises Rejected naming the names no file
-    defines, or when a name is defined in more than one package (its report id would be ambiguous)."""
+    ``_test.go`` path of the tree after the test patch → its text). A name several packages define is taken
+    from the packages of the test patch's files (``touched``) when exactly one of them defines it. Raises
+    Rejected naming the names no file defines, or that stay defined in more than one package (their report id
+    would be ambiguous)."""
     defs: dict[str, list[tuple[str, str]]] = {}
     for path, text in files.items():
         if "/testdata/" in f"/{path}" or "/vendor/" in f"/{path}":
@@ -110,6 +112,12 @@ def locate(names: list[str], fail_to_pass: list[str], files: dict[str, str]) -> 
     lost = [t for t in top if t not in defs]
     if lost:
         raise Rejected(f"test function(s) defined in no _test.go file after the test patch: {', '.join(lost[:10])}")
+    patched = {_package(p) for p in touched}
+    for t in top:
+        if len({_package(p) for p, _ in defs[t]}) > 1:
+            mine = [d for d in defs[t] if _package(d[0]) in patched]
+            if len({_package(p) for p, _ in mine}) == 1:
+                defs[t] = mine
     twice = [t for t in top if len({_package(p) for p, _ in defs[t]}) > 1]
     if twice:
         raise Rejected(f"test function(s) defined in more than one package (Go's report names a test without its "
@@ -207,7 +215,7 @@ def tests(inst, tar: bytes, tests_after: dict[str, bytes | None], base_files: se
     dataset names standing for their subtests, the agents' test command and the packages the image compiles.
     Raises Rejected (tests no file defines, or defines twice)."""
     names = list(inst.fail_to_pass) + list(inst.pass_to_pass)
-    found = locate(names, list(inst.fail_to_pass), test_files_of(tar, tests_after))
+    found = locate(names, list(inst.fail_to_pass), test_files_of(tar, tests_after), list(tests_after))
     return context(found, base_files), list(found.parents), test_cmd(found), list(found.packages)
 
 

@@ -46,19 +46,13 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     from rules.records import TaskMeta
     from rules.render import render as render_template
     from rules.tiers.aider.exercises import Rendered
-    from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
+    from rules.upstream import UpstreamError
 
     try:
         repo = swebench.repo_dir(inst.repo, repos)
     except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection
         raise Unavailable(str(exc)) from None
-    try:
-        tar = tree_tar(repo, inst.base_commit)
-        gold = patched_files(repo, inst.base_commit, inst.patch)
-        tests_after = patched_files(repo, inst.base_commit, inst.test_patch)
-        when = commit_time(repo, inst.base_commit)
-    except UpstreamError as exc:
-        raise Rejected(str(exc)) from None
+    tar, gold, tests_after, when = _read(repo, inst)
     if any(v is None for v in gold.values()):
         raise Rejected("the gold patch deletes files; lab lays reference solutions as files only")
     if not inst.fail_to_pass:
@@ -101,17 +95,29 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
 def image_inputs(inst: swebench.Instance, runner: Runner, repos: str | None):
     """What ``runner.build`` needs of ``inst`` besides its environment (Go: the test packages to compile into
     the image's build cache), from its repository. Raises Rejected or Unavailable as ``render``."""
-    from rules.upstream import UpstreamError, patched_files, tree_tar
+    from rules.upstream import UpstreamError
 
     try:
         repo = swebench.repo_dir(inst.repo, repos)
     except UpstreamError as exc:
         raise Unavailable(str(exc)) from None
-    try:
-        tar = tree_tar(repo, inst.base_commit)
-        tests_after = patched_files(repo, inst.base_commit, inst.test_patch)
-    except UpstreamError as exc:
-        raise Rejected(str(exc)) from None
+    tar, _, tests_after, _ = _read(repo, inst)
     with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
         base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
     return repo, runner.tests(inst, tar, tests_after, base_files)[3]
+
+
+def _read(repo, inst: swebench.Instance):
+    """``inst``'s base tree (a tar), the files its gold and test patches leave, and its base commit's time, from
+    the clone ``repo``. Raises Rejected (a commit missing, a patch that does not apply) and Unavailable (the clone
+    lacks an object of the tree: a copy made without its large files, lab's side, never the instance's)."""
+    from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
+
+    try:
+        return (tree_tar(repo, inst.base_commit), patched_files(repo, inst.base_commit, inst.patch),
+                patched_files(repo, inst.base_commit, inst.test_patch), commit_time(repo, inst.base_commit))
+    except UpstreamError as exc:
+        raise Rejected(str(exc)) from None
+    except ValueError as exc:  # GitPython: an object of the tree is not in the clone
+        raise Unavailable(f"{repo} lacks a file of {inst.repo} at {inst.base_commit[:12]} ({exc}): the clone is not "
+                          "whole (a snapshot without its large files?); give repos= a full clone") from None
