@@ -567,7 +567,8 @@ def _named(ids: list[str], names: dict[str, str]) -> str:
 GOLD_RUNS = 3  # the gold patch's runs in a proof: a test whose outcome differs between them is flaky
 # the evidence lines of a grading (rules.grade.decide) about expected tests alone: a gold run with no other is sound
 # when the tests it names are flaky
-_TESTS_ONLY = re.compile(r"\d+ (expected )?test\(s\) (did not pass|not reported)|report: ")
+# (or with no expected test at all: every name the run was given stands for ids its gold outcomes decide)
+_TESTS_ONLY = re.compile(r"\d+ (expected )?test\(s\) (did not pass|not reported)|report: |the task has no expected tests$")
 
 
 def _sound(g) -> bool:
@@ -616,7 +617,9 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
       out stops the rest): a test whose outcome differs between runs is flaky, recorded with the outcome of each
       run (``task_fields["flaky"]``, a note) and left out of the expectations; one that never passes rejects.
     - At base every PASS_TO_PASS test passes and at least one FAIL_TO_PASS test fails (otherwise the untouched
-      base would be resolved). A FAIL_TO_PASS test that already passes at base (django-11099's ``test_help_text``:
+      base would be resolved). A tier whose task.json says ``base_may_not_build`` (a compiled language, where
+      held-out tests that call the fix's new API leave the base's test package unbuilt) keeps an instance whose
+      base run did not complete (no canary reported) with its PASS_TO_PASS tests failing there, and notes it. A FAIL_TO_PASS test that already passes at base (django-11099's ``test_help_text``:
       SWE-bench never runs the base when grading) stays expected and is noted (``task_fields["passed_at_base"]``).
     """
     from rules.grade import grade
@@ -678,11 +681,15 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
             elif len(early) == len(kept_f2p):
                 record["reason"] = (f"before the fix, every FAIL_TO_PASS test passes already ({_named(early, names)}): "
                                     "the untouched base would be resolved")
-            elif broken:
+            elif broken and (completed or not meta.get("base_may_not_build")):
                 record["reason"] = f"before the fix, PASS_TO_PASS test(s) fail: {_named(broken, names)}"
             else:
                 record["status"], record["tests"] = "kept", expected
                 notes, fields = [], {}
+                if broken:  # only where the tier allows it: the base did not build with the held-out tests
+                    fields["base_did_not_build"] = True
+                    notes.append(f"the base did not build with the held-out tests (no test of it ran, no canary), so "
+                                 f"its PASS_TO_PASS tests could not pass there: {_named(broken, names)}")
                 if early:
                     fields["passed_at_base"] = [names.get(i, i) for i in early]
                     notes.append(f"FAIL_TO_PASS test(s) already pass at base, kept as expected (SWE-bench's grading "

@@ -78,6 +78,9 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
             "test_names": {n: n for n in names},  # a Go test's report id is its dataset name
             "truncated": sorted(parents), "subtest_sep": runner.subtest_sep,
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
+            # held-out tests that call the fix's new API leave the base's test package unbuilt (SWE-bench's grading
+            # never runs the base): its PASS_TO_PASS tests cannot pass there (rules.tiers.swe.swebench.prove)
+            "base_may_not_build": True,
         })
     out = Rendered()
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
