@@ -39,7 +39,7 @@ from rules.records import TASK_FORMAT
 from rules.tier import ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
 from rules.tiers.swe_multi import languages
 from rules.tiers.swe_multi.env import IMAGE_PREFIX
-from rules.tiers.swe_multi.render import GROUPS, TIER
+from rules.tiers.swe_multi.render import GROUPS, RENDER, TIER
 
 PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", groups="repos", passed="resolved",
                   failed="unresolved", free=False, records=False, attempts=True, verb="resolved",
@@ -113,7 +113,7 @@ class SweMultiTier(Tier):
                 why = f"no {languages.NAMES[lang]} toolchain for {inst.repo} {inst.version} in lab's table (rules/tiers/swe_multi/{lang}.py)"
             specs.append(TaskSpec(
                 name=iid, groups={"repo": inst.repo, "language": lang}, deps=templates,
-                settings={"format": TASK_FORMAT, "instance": inst.digest, "env": env.digest() if env else None,
+                settings={"format": TASK_FORMAT, "render": RENDER, "instance": inst.digest, "env": env.digest() if env else None,
                           "repos": repos, "rejected": why},
                 image=env.tag if env else "",
                 image_stamp=images.stamp_path(env.stamp_name) if env else None,

@@ -15,6 +15,7 @@ from rules.tiers.swe_multi.env import Env
 from rules.tiers.swe_multi.languages import NAMES
 
 TIER = "swe-multi"
+RENDER = 2  # raise when what a render writes changes (its tasks render and prove again)
 GROUPS = ("repo", "language")
 
 
