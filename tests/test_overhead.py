@@ -135,7 +135,7 @@ def test_a_gen_command_loads_neither_the_swe_tier_nor_the_trial_modules(tmp_path
             "print(sorted(m for m in sys.modules if m in ('rules.tiers.swe.swebench', 'rules.tiers.swe.swerun', 'rules.trial')))\n"
             "from rules import tiers\n"
             "assert type(tiers.get('swe')).__name__ == 'SweTier' and 'rules.tiers.swe.swebench' in sys.modules\n"
-            "assert [type(tiers.get(n)).__name__ for n in tiers.names()] == ['AiderTier', 'SweTier']\n"
+            "assert [type(tiers.get(n)).__name__ for n in tiers.names()] == ['AiderTier', 'SweTier', 'SweMultiTier']\n"
             "assert tiers.get('swe') is tiers.get('swe')\n"
             "try:\n    tiers.get('nope')\nexcept Exception as exc:\n    assert 'aider, swe' in str(exc), exc\n"
             "else:\n    raise AssertionError('an unknown tier loaded')\n")

@@ -209,7 +209,7 @@ def test_report_run_refuses_an_unknown_agent(made):
 
 def test_an_unknown_tier_names_the_known_ones(home, tmp_path):
     make_toy_home(home)
-    assert tiers.names() == ["aider", "swe", "toy"]
+    assert tiers.names() == ["aider", "swe", "swe-multi", "toy"]
     toy = tiers.get("toy")
     assert Path(sys.modules[type(toy).__module__].__file__).parent == home / "evals" / "toy"  # its own folder
     with pytest.raises(ConfigError, match="unknown tier 'nope'") as err:

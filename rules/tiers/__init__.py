@@ -13,7 +13,8 @@ import sys
 
 from rules.config import EVALS, ConfigError, load_suite
 
-BUILT_IN = {"aider": "rules.tiers.aider:AiderTier", "swe": "rules.tiers.swe:SweTier"}  # name → "module:Class"
+BUILT_IN = {"aider": "rules.tiers.aider:AiderTier", "swe": "rules.tiers.swe:SweTier",
+            "swe-multi": "rules.tiers.swe_multi:SweMultiTier"}  # name → "module:Class"
 _MADE: dict[str, object] = {}
 
 

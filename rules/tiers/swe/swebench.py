@@ -273,12 +273,13 @@ def truncated(name: str) -> bool:
     return "[" in name and not name.endswith("]")
 
 
-def members(test_id: str, ids, cut: set[str]) -> list[str]:
+def members(test_id: str, ids, cut: set[str], sep: str = " ") -> list[str]:
     """The ids among ``ids`` that the expected ``test_id`` stands for: itself, or when it is a truncated
-    name (in ``cut``) every id beginning with it and a space."""
+    name (in ``cut``) every id beginning with it and ``sep`` (a space: pytest's parameters cut at the first
+    space; ``/``: a Go test that has subtests, which ``rules.reports.parse_go_json`` reports by its leaves)."""
     if test_id not in cut:
         return [test_id]
-    return sorted(i for i in ids if i.startswith(test_id + " "))
+    return sorted(i for i in ids if i.startswith(test_id + sep))
 
 
 def sympy_id(name: str, files: dict[str, str]) -> str | None:
@@ -571,7 +572,8 @@ def _named(ids: list[str], names: dict[str, str]) -> str:
 GOLD_RUNS = 3  # the gold patch's runs in a proof: a test whose outcome differs between them is flaky
 # the evidence lines of a grading (rules.grade.decide) about expected tests alone: a gold run with no other is sound
 # when the tests it names are flaky
-_TESTS_ONLY = re.compile(r"\d+ (expected )?test\(s\) (did not pass|not reported)|report: ")
+# (or with no expected test at all: every name the run was given stands for ids its gold outcomes decide)
+_TESTS_ONLY = re.compile(r"\d+ (expected )?test\(s\) (did not pass|not reported)|report: |the task has no expected tests$")
 
 
 def _sound(g) -> bool:
@@ -580,17 +582,19 @@ def _sound(g) -> bool:
     return g.verdict == "pass" or (g.verdict == "fail" and all(_TESTS_ONLY.match(e) for e in g.evidence))
 
 
-def gold_outcomes(exact: list[str], cut: set[str], runs: list[list[str]]) -> tuple[dict, dict, list[str]]:
+def gold_outcomes(exact: list[str], cut: set[str], runs: list[list[str]],
+                  sep: str = " ") -> tuple[dict, dict, list[str]]:
     """The tests the gold patch's runs decide, from ``runs`` (each run's passed test ids, in order), for the
     expected ids ``exact`` and the truncated names ``cut``. Returns ``(members, flaky, lost)``: ``members`` maps
     each name to the steady ids it stands for (empty: every one of them is flaky); ``flaky`` maps a test id
     whose outcome differs between runs to the outcome of each run (``"passed"`` / ``"not passed"``); ``lost``
-    the names with a steady id that never passed, or (a truncated name) with no id in any run."""
+    the names with a steady id that never passed, or (a truncated name) with no id in any run. ``sep``: as
+    ``members``'."""
     seen = [set(r) for r in runs]
     every = set().union(*seen) if seen else set()
     out, flaky, lost = {}, {}, []
     for name in list(exact) + sorted(cut):
-        ids = members(name, every, cut) if name in cut else [name]
+        ids = members(name, every, cut, sep) if name in cut else [name]
         if not ids:
             lost.append(name)
             continue
@@ -618,7 +622,9 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
       out stops the rest): a test whose outcome differs between runs is flaky, recorded with the outcome of each
       run (``task_fields["flaky"]``, a note) and left out of the expectations; one that never passes rejects.
     - At base every PASS_TO_PASS test passes and at least one FAIL_TO_PASS test fails (otherwise the untouched
-      base would be resolved). A FAIL_TO_PASS test that already passes at base (django-11099's ``test_help_text``:
+      base would be resolved). A tier whose task.json says ``base_may_not_build`` (a compiled language, where
+      held-out tests that call the fix's new API leave the base's test package unbuilt) keeps an instance whose
+      base run did not complete (no canary reported) with its PASS_TO_PASS tests failing there, and notes it. A FAIL_TO_PASS test that already passes at base (django-11099's ``test_help_text``:
       SWE-bench never runs the base when grading) stays expected and is noted (``task_fields["passed_at_base"]``).
     """
     from rules.grade import grade
@@ -645,7 +651,7 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
         record["gold_runs"] = [{"seconds": g.seconds, "verdict": g.verdict, "passed_tests": g.passed_tests,
                                 "failed_tests": g.failed_tests} for g in runs]
         stopped = next((k for k, g in enumerate(runs, 1) if environmental(g) or not _sound(g)), None)
-        steady, flaky, lost = gold_outcomes(exact, cut, [g.tests for g in runs])
+        steady, flaky, lost = gold_outcomes(exact, cut, [g.tests for g in runs], meta.get("subtest_sep", " "))
         kept_f2p = [i for i in f2p if steady.get(i)]
         if stopped:
             g = runs[stopped - 1]
@@ -680,11 +686,15 @@ def prove(task_dir: Path, answer_dir: Path, *, image: str, limits: Limits, meta:
             elif len(early) == len(kept_f2p):
                 record["reason"] = (f"before the fix, every FAIL_TO_PASS test passes already ({_named(early, names)}): "
                                     "the untouched base would be resolved")
-            elif broken:
+            elif broken and (completed or not meta.get("base_may_not_build")):
                 record["reason"] = f"before the fix, PASS_TO_PASS test(s) fail: {_named(broken, names)}"
             else:
                 record["status"], record["tests"] = "kept", expected
                 notes, fields = [], {}
+                if broken:  # only where the tier allows it: the base did not build with the held-out tests
+                    fields["base_did_not_build"] = True
+                    notes.append(f"the base did not build with the held-out tests (no test of it ran, no canary), so "
+                                 f"its PASS_TO_PASS tests could not pass there: {_named(broken, names)}")
                 if early:
                     fields["passed_at_base"] = [names.get(i, i) for i in early]
                     notes.append(f"FAIL_TO_PASS test(s) already pass at base, kept as expected (SWE-bench's grading "
@@ -774,9 +784,10 @@ def pseudo_predictions(suite: Suite, kind: str, dataset: Path) -> Path:
 
 
 def _split(ids: list[str], passed: set[str], names: dict[str, str], expected: list[str],
-           cut: set[str]) -> dict[str, list[str]]:
+           cut: set[str], sep: str = " ") -> dict[str, list[str]]:
     """SWE-bench's tests_status entry: the names of ``ids`` whose tests all passed, and the others."""
-    ok = [i for i in ids if members(i, expected, cut) and all(m in passed for m in members(i, expected, cut))]
+    ok = [i for i in ids if members(i, expected, cut, sep)
+          and all(m in passed for m in members(i, expected, cut, sep))]
     return {"success": [names.get(i, i) for i in ok], "failure": [names.get(i, i) for i in ids if i not in ok]}
 
 
@@ -836,6 +847,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                     g = grade(task_dir, tree, image=meta["image"], limits=suite.prove,
                               log_path=logs / "test_output.txt")
                     names, cut = meta.get("test_names", {}), set(meta.get("truncated", []))
+                    sep = meta.get("subtest_sep", " ")  # what a truncated name and its ids are joined by
                     expected = (read_json(task_dir / "tests.json") or {}).get("tests", [])
                     passed = set(g.tests)
                     # a test the proof found flaky decides nothing (task.json "flaky"): listed apart, never a failure
@@ -844,8 +856,8 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                                 for k in ("fail_to_pass", "pass_to_pass"))
                     report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
                                   evidence=g.evidence, reason="; ".join(g.evidence)[:600],
-                                  tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut),
-                                                "PASS_TO_PASS": _split(p2p, passed, names, expected, cut),
+                                  tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut, sep),
+                                                "PASS_TO_PASS": _split(p2p, passed, names, expected, cut, sep),
                                                 **({"flaky": sorted(flaky)} if flaky else {})})
             except (SandboxError, RuntimeError) as exc:
                 report["reason"] = f"infrastructure: {exc}"[:600]
