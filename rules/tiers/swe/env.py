@@ -6,6 +6,9 @@ import hashlib
 from dataclasses import dataclass, field
 
 IMAGE_PREFIX = "lab/swe-env"
+# what an environment's ``build_trees`` leave out of the build context: test images, documentation and examples,
+# which no build reads (the paths start with one of these folders, or hold ``/baseline_images/``)
+BUILD_TREE_SKIP = ("doc/", "examples/", "galleries/", "tutorials/", "plot_types/", ".github/", ".circleci/")
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,9 @@ class Env:
     the instance's version), ``test_env`` (extra environment of the test run), ``only`` (the instance ids it
     serves, ahead of entries matched by version), ``exclude`` (test names dropped from every expectation) and
     ``runner``: how check.sh runs the tests and names them (``rules.tiers.swe.runners``: "pytest", or "django" for
-    django's own ``tests/runtests.py``)."""
+    django's own ``tests/runtests.py``). ``build_trees``: commits of the repository whose trees (less ``BUILD_TREE_SKIP``)
+    the image's install steps find at ``/opt/lab/trees/<commit>/``, e.g. to compile them once so that a grading's
+    build of its own work tree reuses the outputs of byte-identical sources (``envs/matplotlib.py``)."""
 
     name: str
     repo: str
@@ -40,6 +45,8 @@ class Env:
     interpreter_dir: str = field(default="", repr=False, compare=False)
     # out of repr so that the entries running pytest keep the digest they had before runners were named
     runner: str = field(default="pytest", repr=False)
+    # out of repr for the same reason: an entry without trees keeps its digest
+    build_trees: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def tag(self) -> str:
@@ -56,4 +63,5 @@ class Env:
     def digest(self) -> str:
         """What a change of this entry must rebuild (the image) and re-prove (its tasks)."""
         text = repr(self) + ("" if self.runner == "pytest" else f" runner={self.runner}")
+        text += f" build_trees={','.join(self.build_trees)}" if self.build_trees else ""
         return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -8,6 +8,7 @@ environment (``swebench.env_for``)."""
 from __future__ import annotations
 
 from rules.tiers.swe.envs import django, flask, pylint, pytest, requests, seaborn, sphinx, sympy, xarray
+from rules.tiers.swe.envs import matplotlib  # noqa: E402
 
 ENVS = (flask.ENVS + requests.ENVS + pytest.ENVS + pylint.ENVS + sympy.ENVS + django.ENVS + sphinx.ENVS
-        + seaborn.ENVS + xarray.ENVS)
+        + seaborn.ENVS + xarray.ENVS) + matplotlib.ENVS
