@@ -31,10 +31,13 @@ def test_an_environment_without_build_trees_keeps_its_digest_and_dockerfile():
 
 def test_matplotlib_prepare_builds_as_the_tester_in_check_sh_and_in_place_elsewhere():
     line = mpl.PREPARE[0].format(version="3.6", major="3", minor="6")
-    assert 'mpl-ext grade "$work" 3.6.0 "$tester" "$manifest"' in line and 'mpl-ext here "$PWD" 3.6.0' in line
-    # the agents' command has no $tester: it runs the same line, building in place
-    out = subprocess.run(["bash", "-c", line.replace("/opt/lab/mpl-ext", "echo")], capture_output=True, text=True)
-    assert out.stdout.split()[0] == "here", out
+    assert 'lab-mpl-ext "$work" 3.6.0 "$tester" "$manifest"' in line and "SETUPTOOLS_SCM_PRETEND_VERSION=3.6.0" in line
+    # check.sh sets $tester: the build runs through GRADE; the agents' command has none: in place, as itself
+    fake = line.replace("bash -c", "echo GRADE").replace("python setup.py", "echo here")
+    assert subprocess.run(["bash", "-c", fake], capture_output=True, text=True, env={"tester": "1000", "PATH": "/usr/bin:/bin"}
+                          ).stdout.startswith("GRADE")
+    assert subprocess.run(["bash", "-c", fake.replace("> /tmp/lab-mpl-build.log 2>&1", "")], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin"}).stdout.startswith("here build_ext")
 
 
 FAST_C = r"""#define PY_SSIZE_T_CLEAN

@@ -55,7 +55,10 @@ from rules.tiers.swe.env import Env
 # mplsetup.cfg given to setupext.py through MPLSETUPCFG (the work tree's own file, if any, is not read)
 SETUP_CFG = "[libs]\nsystem_freetype = true\nsystem_qhull = true\n"
 
-# /opt/lab/mpl-ext: build the extensions of a matplotlib tree (see the module's docstring)
+# /opt/lab/mpl-ext in the image: its ``prime`` mode fills the cache while the image is built (``PRIME``). Its other
+# two modes are not used (they set ccache's CCACHE_STATS=false, which ccache 4.8 refuses): check.sh carries
+# ``GRADE`` and agents' commands an inline build (``PREPARE``). The text stays as built, so that the images built
+# with it keep their layers; the next rebuild of these images should keep the ``prime`` mode alone.
 BUILD = r"""#!/bin/bash
 # /opt/lab/mpl-ext prime TREE VERSION        fill the image's ccache by building TREE in place (image build)
 # /opt/lab/mpl-ext grade WORK VERSION TESTER MANIFEST
@@ -111,6 +114,42 @@ grade)
 esac
 """
 
+
+# check.sh's build of the graded tree (see the module's docstring), run as root by ``PREPARE``:
+#   bash -c "$GRADE" lab-mpl-ext WORK VERSION TESTER MANIFEST
+GRADE = r"""set -u
+tree=$1 version=$2 tester=$3 manifest=$4 b=/tmp/lab-build log=/tmp/lab-mpl-build.log
+as_tester() {
+  setpriv --reuid="$tester" --regid="$tester" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
+}
+rm -rf "$b" "$log" && cp -a "$tree" "$b" && mkdir -p "$b/.lab-home" && chown -R "$tester:$tester" "$b" \
+  || { echo "lab-mpl-ext: cannot copy the work tree"; exit 1; }
+start=$(date +%s)
+(cd "$b" && as_tester env HOME="$b/.lab-home" PATH=/usr/lib/ccache:/opt/lab/venv/bin:/usr/bin:/bin \
+   CCACHE_DIR=/opt/lab/ccache CCACHE_READONLY=1 CCACHE_NOSTATS=1 CCACHE_TEMPDIR=/tmp/lab-ccache \
+   CCACHE_LOGFILE="$b/.lab-ccache.log" MPLSETUPCFG=/opt/lab/mplsetup.cfg SETUPTOOLS_SCM_PRETEND_VERSION="$version" \
+   PIP_NO_INDEX=1 timeout --signal=KILL 1500 python setup.py build_ext --inplace -j 2 > "$log" 2>&1)
+rc=$?
+as_tester kill -KILL -1 2>/dev/null
+[ -z "$manifest" ] || rm -f "$manifest"
+[ $rc -eq 0 ] || tail -n 40 "$log"
+# the build's extension modules (and the version file setuptools_scm wrote when the tree has none): regular files
+# under lib/, each into a folder of the work tree that is a real folder inside it
+(cd "$b" && find lib -type f \( -name '*.so' -o -path lib/matplotlib/_version.py \) -print0) |
+while IFS= read -r -d '' rel; do
+  dir=$(dirname "$rel")
+  [ "$(realpath -e "$tree/$dir" 2>/dev/null)" = "$tree/$dir" ] || continue
+  [ "$rel" != lib/matplotlib/_version.py ] || [ ! -e "$tree/$rel" ] || continue
+  [ -f "$b/$rel" ] && [ ! -L "$b/$rel" ] && rm -f "$tree/$rel" && cp --no-preserve=all "$b/$rel" "$tree/$rel"
+done
+# what ccache said of each compilation (the tester's log: shown, never decided on)
+hits=0 misses=0 clog="$b/.lab-ccache.log"
+if [ -f "$clog" ] && [ ! -L "$clog" ]; then
+  hits=$(timeout 10 grep -c 'Result: .*cache_hit' "$clog") misses=$(timeout 10 grep -c 'Result: cache_miss' "$clog")
+fi
+rm -rf "$b"
+echo "lab-mpl-ext: build_ext exit $rc in $(( $(date +%s) - start )) s; ccache: $hits hits, $misses misses"
+"""
 _B64 = base64.b64encode(BUILD.encode()).decode()
 _CFG64 = base64.b64encode(SETUP_CFG.encode()).decode()
 TOOLS = (f"echo {_B64} | base64 -d > /opt/lab/mpl-ext && chmod 755 /opt/lab/mpl-ext",
@@ -119,9 +158,13 @@ TOOLS = (f"echo {_B64} | base64 -d > /opt/lab/mpl-ext && chmod 755 /opt/lab/mpl-
 # each build tree compiled once with the cache writable; then the cache is the tester's to read
 PRIME = ("for t in /opt/lab/trees/*; do /opt/lab/mpl-ext prime \"$t\" 0.0; done",
           "CCACHE_DIR=/opt/lab/ccache ccache --show-stats; chmod -R a+rX /opt/lab/ccache")
-# check.sh (as root: $work, $tester, $manifest are its own) or an agent's {test_cmd} (none set: in place)
-PREPARE = ('if [ -n "${{tester:-}}" ]; then /opt/lab/mpl-ext grade "$work" {version}.0 "$tester" "$manifest"; '
-            'else /opt/lab/mpl-ext here "$PWD" {version}.0; fi',)
+_GRADE64 = base64.b64encode(GRADE.encode()).decode()
+# check.sh (as root: $work, $tester, $manifest are its own) or an agent's {test_cmd} (none set: in place, as itself)
+PREPARE = ('if [ -n "${{tester:-}}" ]; then bash -c "$(echo ' + _GRADE64 + ' | base64 -d)" lab-mpl-ext "$work" '
+           '{version}.0 "$tester" "$manifest"; else PATH=/usr/lib/ccache:$PATH CCACHE_DIR=/opt/lab/ccache '
+           'CCACHE_READONLY=1 CCACHE_NOSTATS=1 CCACHE_TEMPDIR=/tmp/lab-ccache MPLSETUPCFG=/opt/lab/mplsetup.cfg '
+           'SETUPTOOLS_SCM_PRETEND_VERSION={version}.0 python setup.py build_ext --inplace -j 2 > /tmp/lab-mpl-build.log '
+           '2>&1; fi',)
 
 _APT = ("g++", "pkg-config", "libfreetype-dev", "libqhull-dev", "ccache")
 _TEX = ("ghostscript", "dvipng", "texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended",
