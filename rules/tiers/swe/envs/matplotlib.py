@@ -166,6 +166,13 @@ PREPARE = ('if [ -n "${{tester:-}}" ]; then bash -c "$(echo ' + _GRADE64 + ' | b
            'SETUPTOOLS_SCM_PRETEND_VERSION={version}.0 python setup.py build_ext --inplace -j 2 > /tmp/lab-mpl-build.log '
            '2>&1; fi',)
 
+# lib/mpl_toolkits/__init__.py of these trees calls pkg_resources.declare_namespace, and setuptools 68.1.2's
+# pkg_resources warns (DeprecationWarning) when first imported; matplotlib's test configuration turns warnings into
+# errors, so its first import inside a test module stops the collection. In SWE-bench's environments, whose lists
+# say these tests pass with the same setuptools, it was imported before; here pytest imports it at its start, as a
+# plugin with no hooks (PYTEST_PLUGINS, set by check.sh for the test run; the agents' {test_cmd} does not set it).
+TEST_ENV = (("PYTEST_PLUGINS", "pkg_resources"),)
+
 _APT = ("g++", "pkg-config", "libfreetype-dev", "libqhull-dev", "ccache")
 _TEX = ("ghostscript", "dvipng", "texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended",
         "texlive-xetex", "texlive-pictures", "libcairo2")
@@ -210,7 +217,7 @@ def _matplotlib(version: str, python: str, pins: tuple[str, ...], apt: tuple[str
     install = ("pip install -r /opt/lab/constraints.txt",) + TOOLS + PRIME
     return Env(f"matplotlib-{version}", "matplotlib/matplotlib", (version,), python, "bookworm", install=install,
                pins=pins, apt=_APT + apt, pythonpath="lib", setup_source=False, prepare=PREPARE,
-               build_trees=_TREES[version])
+               test_env=TEST_ENV, build_trees=_TREES[version])
 
 
 ENVS: tuple[Env, ...] = (
