@@ -26,8 +26,8 @@ cm-super, imagemagick and ffmpeg (animation writers). 3.3's one instance (test_m
 Compiled extensions: the graded tree's own, built on every grading. An installed copy would hold code of
 another commit (the environment-setup commit's, which may hold the fix), and extensions built in the image from
 another tree would stand in for the work tree's C/C++ code: neither is used. No matplotlib is installed; the
-work tree's ``lib`` is first on the path, and check.sh's ``prepare`` runs ``/opt/lab/mpl-ext`` (``BUILD``
-below) before the canaries are written:
+work tree's ``lib`` is first on the path, and check.sh's ``prepare`` runs ``GRADE`` (below; carried in check.sh
+itself, so a change of it re-proves the tasks) before the canaries are written:
 
 1. as root, copy the work tree (the held-out test patch applied) to ``/tmp/lab-build``, owned by the tester;
 2. as the tester (uid 1000, no capabilities: ``setup.py`` is graded code), ``python setup.py build_ext
@@ -43,8 +43,11 @@ The image's cache is filled by compiling each version's base commits (``build_tr
 ``src``/``extern``/``setup.py``/``setupext.py``), so a work tree whose C/C++ sources are the base's links objects
 from the cache, and a patch that edits one file compiles the units that include it; linking is always done
 afresh. ``hash_dir = false`` keeps the build folder (``/tmp/lab-build``, ``/opt/lab/trees/<c>`` when filling) out
-of the key: setuptools passes sources and include folders as relative paths. What a grading's build costs is in
-evals/swe/NOTES.md (matplotlib section).
+of the key: setuptools passes sources and include folders as relative paths. A comment-only edit may still hit
+(ccache's preprocessor mode: the preprocessed text is the same, and so is the object). What a grading's build
+costs is in evals/swe/NOTES.md (matplotlib section): about 1.5 to 2.5 minutes of one CPU at a load of 20, most of
+it setup.py, linking and the few units whose compile is no hit; a full build without the cache takes longer.
+An agent's ``{test_cmd}`` builds its work tree in place with the same cache (``PREPARE``'s other branch).
 """
 from __future__ import annotations
 
@@ -166,12 +169,15 @@ PREPARE = ('if [ -n "${{tester:-}}" ]; then bash -c "$(echo ' + _GRADE64 + ' | b
            'SETUPTOOLS_SCM_PRETEND_VERSION={version}.0 python setup.py build_ext --inplace -j 2 > /tmp/lab-mpl-build.log '
            '2>&1; fi',)
 
-# lib/mpl_toolkits/__init__.py of these trees calls pkg_resources.declare_namespace, and setuptools 68.1.2's
-# pkg_resources warns (DeprecationWarning) when first imported; matplotlib's test configuration turns warnings into
-# errors, so its first import inside a test module stops the collection. In SWE-bench's environments, whose lists
-# say these tests pass with the same setuptools, it was imported before; here pytest imports it at its start, as a
-# plugin with no hooks (PYTEST_PLUGINS, set by check.sh for the test run; the agents' {test_cmd} does not set it).
-TEST_ENV = (("PYTEST_PLUGINS", "pkg_resources"),)
+# lib/mpl_toolkits/__init__.py of these trees calls pkg_resources.declare_namespace, which setuptools 68.1.2 deprecates
+# (a DeprecationWarning on importing pkg_resources and on the call); matplotlib's test configuration turns warnings
+# into errors, so the first import of mpl_toolkits inside a test module stops the collection (the first proofs here:
+# "Deprecated call to `pkg_resources.declare_namespace('mpl_toolkits')`"). In SWE-bench's environments, whose lists say
+# these tests pass with the same setuptools, ``pip install -e .`` declared the namespace at start-up (setup.py's
+# ``namespace_packages``: a ``-nspkg.pth`` file). Here pytest imports the work tree's mpl_toolkits at its start, before
+# matplotlib's filters, as a plugin with no hooks (PYTEST_PLUGINS, set by check.sh for the test run, as the tester;
+# the agents' {test_cmd} does not set it yet).
+TEST_ENV = (("PYTEST_PLUGINS", "mpl_toolkits"),)
 
 _APT = ("g++", "pkg-config", "libfreetype-dev", "libqhull-dev", "ccache")
 _TEX = ("ghostscript", "dvipng", "texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended",
