@@ -6,6 +6,9 @@ import hashlib
 from dataclasses import dataclass, field
 
 IMAGE_PREFIX = "lab/swe-env"
+# what an environment's ``build_trees`` leave out of the build context: test images, documentation and examples,
+# which no build reads (the paths start with one of these folders, or hold ``/baseline_images/``)
+BUILD_TREE_SKIP = ("doc/", "examples/", "galleries/", "tutorials/", "plot_types/", ".github/", ".circleci/")
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,9 @@ class Env:
     are laid and before the tests (check.sh), and first in the agents' test command: a repository with compiled
     extensions builds the graded tree's own there (``envs/sklearn.py``); ``setup_commit``: the commit whose tree is
     ``/opt/lab/setup`` in place of the instance's environment-setup commit (one every served base commit descends
-    from, when the image keeps anything built from it)."""
+    from, when the image keeps anything built from it); ``build_trees``: commits of the repository whose trees (less
+    ``BUILD_TREE_SKIP``) the image's install steps find at ``/opt/lab/trees/<commit>/``, e.g. to compile them once so that a grading's
+    build of its own work tree reuses the outputs of byte-identical sources (``envs/matplotlib.py``)."""
 
     name: str
     repo: str
@@ -47,6 +52,7 @@ class Env:
     # out of repr for the same reason: the entries without them keep their digests
     build: tuple[str, ...] = field(default=(), repr=False)
     setup_commit: str = field(default="", repr=False)
+    build_trees: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def tag(self) -> str:
@@ -65,4 +71,5 @@ class Env:
         text = repr(self) + ("" if self.runner == "pytest" else f" runner={self.runner}")
         text += (f" build={self.build!r}" if self.build else "") + (f" setup_commit={self.setup_commit}"
                                                                    if self.setup_commit else "")
+        text += f" build_trees={','.join(self.build_trees)}" if self.build_trees else ""
         return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -50,7 +50,7 @@ INI_SECTIONS = {"pytest.ini": "[pytest]", ".pytest.ini": "[pytest]", "pyproject.
 
 # ---- environments: lab's own table ----
 
-from rules.tiers.swe.env import IMAGE_PREFIX, Env  # noqa: E402,F401  (one name for callers)
+from rules.tiers.swe.env import BUILD_TREE_SKIP, IMAGE_PREFIX, Env  # noqa: E402,F401  (one name for callers)
 
 
 # The python3 each Debian suite ships (packages.debian.org: bullseye 3.9.2, bookworm 3.11.2, trixie 3.13.5); any
@@ -510,6 +510,11 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
             for m in tf.getmembers():
                 if m.isfile():
                     files[f"setup/{m.name}"] = tf.extractfile(m).read()
+    for commit in env.build_trees:  # trees the install steps compile once (Env.build_trees)
+        with tarfile.open(fileobj=io.BytesIO(tree_tar(repo, commit))) as tf:
+            for m in tf.getmembers():
+                if m.isfile() and not m.name.startswith(BUILD_TREE_SKIP) and "/baseline_images/" not in m.name:
+                    files[f"trees/{commit}/{m.name}"] = tf.extractfile(m).read()
     image = sandbox.build_image(env.tag, env_dockerfile(env, base), files, log=log,
                                 labels={"lab.env": env.name, "lab.env.digest": env.digest()})
     old = read_json(images.stamp_path(env.stamp_name))

@@ -7,7 +7,8 @@ Order matters only among entries with no ``only``: the first one serving an inst
 environment (``swebench.env_for``)."""
 from __future__ import annotations
 
-from rules.tiers.swe.envs import astropy, django, flask, pylint, pytest, requests, seaborn, sklearn, sphinx, sympy, xarray
+from rules.tiers.swe.envs import (astropy, django, flask, matplotlib, pylint, pytest, requests, seaborn, sklearn,
+                                  sphinx, sympy, xarray)
 
 ENVS = (flask.ENVS + requests.ENVS + pytest.ENVS + pylint.ENVS + sympy.ENVS + django.ENVS + sphinx.ENVS
-        + seaborn.ENVS + xarray.ENVS + astropy.ENVS + sklearn.ENVS)
+        + seaborn.ENVS + xarray.ENVS + astropy.ENVS + sklearn.ENVS + matplotlib.ENVS)
