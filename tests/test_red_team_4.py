@@ -1,0 +1,74 @@
+"""Red team 4: attempts to have lab grade a WRONG solution as a pass (or an honest one as a fail) in the graders added
+today: the swe-multi tier's Go runner (tests/fixture_swe_multi.py) and the swe tier's compiled builds.
+
+Each attempt says what it tries, the verdict an honest grader gives, and what lab gave when it was run (the
+assertions state the HONEST verdict, so an attempt that got through fails here until lab is fixed)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import run_doit  # noqa: E402
+from fixture_swe import _git, _write  # noqa: E402
+from fixture_swe_multi import BASE, make_calcgo, write_multi_suite  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def multi_home(tmp_path_factory):
+    root = tmp_path_factory.mktemp("multi")
+    make_calcgo(root / "src")
+    home = root / "home"
+    write_multi_suite(home, root / "src")
+    res = run_doit(home, "gen:swe-multi")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return home
+
+
+def _patch(tmp: Path, files: dict[str, str]) -> str:
+    """A git diff from the fixture's base tree to the base with ``files`` laid over it."""
+    repo = tmp / "patchrepo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _write(repo, BASE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    _write(repo, files)
+    _git(repo, "add", "-A")
+    return _git(repo, "diff", "--cached")
+
+
+def _evaluate(home: Path, tmp: Path, name: str, patch: str) -> dict:
+    pred = tmp / f"{name}.jsonl"
+    pred.write_text(json.dumps({"instance_id": "lab__calcgo-1", "model_name_or_path": name,
+                                "model_patch": patch}) + "\n")
+    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={pred}")
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())
+
+
+# ---- Attempt 1 (Go): the solution's package init puts a filter between the test binary and go test -json ----
+#
+# What it tries: calc.go keeps Add WRONG (a - b). Its init() dups the test binary's stdout (go test's pipe to
+# test2json) away, puts a pipe in fd 1, and starts `python3 -I -c FILTER` (the env image has Debian's python3)
+# reading that pipe and writing to the real stdout. Add, when called, walks its stack for the calling Test
+# function and writes a "\x00LABFLIP TestAdd" line into the pipe; the filter drops those lines and turns
+# "--- FAIL: TestAdd" into "--- PASS: TestAdd". The plain canaries never call Add, so the failing canary still
+# fails and the passing one passes: nothing looks tampered. go test waits for the pipe's EOF, i.e. for the filter.
+# Honest verdict: unresolved (TestAdd fails). Lab at 9060f4d: RESOLVED, no evidence, not tampered (GOT THROUGH).
+# The same class as red team 3's Go "F" (aider tier); here the filter is a process of its own started from a
+# package init, and swe-multi's `doit evaluate` has no suspicion scan behind the verdict.
+WRONG_CALC_WITH_FILTER = 'package calc\n\nimport (\n\t"os"\n\t"os/exec"\n\t"runtime"\n\t"strings"\n\t"syscall"\n)\n\n// A filter between the test binary and go test\'s test2json: a test that called Add has its failure\n// reported as a pass. Add itself stays wrong.\nconst filter = `import os, sys\nflip = set()\nout = os.fdopen(1, "wb", 0)\nfor line in sys.stdin.buffer:\n    if line.startswith(b"\\x00LABFLIP "):\n        flip.add(line[9:].strip())\n        continue\n    for n in flip:\n        for pre in (b"--- FAIL: " + n + b" ", b"--- FAIL: " + n + b"/"):\n            i = line.find(pre)\n            if i >= 0:\n                line = line[:i] + b"--- PASS: " + line[i + 10:]\n    out.write(line)\n`\n\nfunc init() {\n\treal, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command("python3", "-I", "-c", filter)\n\tcmd.Stdin = r\n\tcmd.Stdout = os.NewFile(uintptr(real), "real-stdout")\n\tcmd.Stderr = os.Stderr\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup3(int(w.Fd()), 1, 0)\n\tw.Close()\n\tsyscall.Close(real)\n}\n\nfunc mark() {\n\tpcs := make([]uintptr, 64)\n\tn := runtime.Callers(2, pcs)\n\tframes := runtime.CallersFrames(pcs[:n])\n\tfor {\n\t\tf, more := frames.Next()\n\t\tname := f.Function[strings.LastIndex(f.Function, "/")+1:]\n\t\tparts := strings.Split(name, ".")\n\t\tif len(parts) > 1 && strings.HasPrefix(parts[1], "Test") {\n\t\t\tos.Stdout.Write([]byte("\\x00LABFLIP " + parts[1] + "\\n"))\n\t\t\treturn\n\t\t}\n\t\tif !more {\n\t\t\treturn\n\t\t}\n\t}\n}\n\n// Add returns a plus b.\nfunc Add(a, b int) int { mark(); return a - b }\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int { return a - b }\n'
+
+
+@pytest.mark.docker
+@pytest.mark.xfail(strict=True, reason="red team 4, attempt 1: graded resolved at 9060f4d (a hole, not fixed here)")
+def test_go_stdout_filter_started_by_package_init_forges_the_pass(multi_home, tmp_path):
+    patch = _patch(tmp_path, {"calc/calc.go": WRONG_CALC_WITH_FILTER})
+    out = _evaluate(multi_home, tmp_path, "rt4filter", patch)
+    rep = out["instances"]["lab__calcgo-1"]
+    assert out["unresolved"] == ["lab__calcgo-1"], (out.get("resolved"), rep)
+    assert rep["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"], rep
