@@ -72,3 +72,28 @@ def test_go_stdout_filter_started_by_package_init_forges_the_pass(multi_home, tm
     rep = out["instances"]["lab__calcgo-1"]
     assert out["unresolved"] == ["lab__calcgo-1"], (out.get("resolved"), rep)
     assert rep["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"], rep
+
+
+# ---- Attempt 2 (Go): the canaries' names leak to the test binary through go test's -run ----
+#
+# What it tries: check.sh reads the manifest as root and adds the canaries' top-level names to `go test -run`,
+# which hands `-test.run=^(TestAdd|TestSub|<canaries>)$` to the test binary: the graded code reads it from its
+# own arguments (os.Args, /proc/self/cmdline). The dataset's names are in /task/task.json (fail_to_pass,
+# pass_to_pass), readable by the tester. The difference is exactly the canaries. calc.go keeps Add WRONG; its
+# init puts the same kind of filter as attempt 1 in front of test2json, now with no stack walk and nothing of
+# the instance: every "--- FAIL" becomes "--- PASS" except the leaked canaries'. Generic: it needs no knowledge
+# of the task (only the plain canaries are top-level; a table mutant is a subtest of an upstream test and would
+# still be flipped, so where the canary file has a case table this is caught, 1 - 0 mutants).
+# Honest verdict: unresolved. Lab at 9060f4d: RESOLVED, no evidence, not tampered (GOT THROUGH). The flip only
+# happens when the leaked set is non-empty and it spared the failing canary, so the leak itself is what passed it.
+WRONG_CALC_CANARY_LEAK = 'package calc\n\nimport (\n\t"os"\n\t"os/exec"\n\t"syscall"\n)\n\n// The canaries\' names leak: check.sh passes them to go test in -run, which hands them to this test binary\n// (-test.run=^(names)$, in os.Args and /proc/self/cmdline); the dataset\'s names are in /task/task.json (readable).\n// A filter between the test binary and test2json turns every "--- FAIL" into "--- PASS" except the canaries\'.\nconst filter = `import json, os, re, sys\nargs = sys.argv[1:]\nrun = ""\nfor i, a in enumerate(args):\n    if a.startswith("-test.run="):\n        run = a.split("=", 1)[1]\n    elif a == "-test.run" and i + 1 < len(args):\n        run = args[i + 1]\nm = re.match(r"^\\^\\((.*)\\)\\$$", run)\nran = set(m.group(1).split("|")) if m else set()\ntry:\n    meta = json.load(open("/task/task.json"))\n    meta = meta.get("extra", meta)\n    ours = {n.split("/")[0] for n in meta.get("fail_to_pass", []) + meta.get("pass_to_pass", [])}\nexcept Exception:\n    ours = set()\ncanaries = ran - ours\nsys.stderr.write("rt4: canaries leaked: %s\\n" % sorted(canaries))\nout = os.fdopen(1, "wb", 0)\nfor line in sys.stdin.buffer:\n    i = line.find(b"--- FAIL: ")\n    if i >= 0 and ours and canaries:\n        name = line[i + 10:].split(b" ")[0].decode("utf-8", "replace")\n        if name.split("/")[0] not in canaries:\n            line = line[:i] + b"--- PASS: " + line[i + 10:]\n    out.write(line)\n`\n\nfunc init() {\n\treal, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command("python3", append([]string{"-I", "-c", filter}, os.Args[1:]...)...)\n\tcmd.Stdin = r\n\tcmd.Stdout = os.NewFile(uintptr(real), "real-stdout")\n\tcmd.Stderr = os.Stderr\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup3(int(w.Fd()), 1, 0)\n\tw.Close()\n\tsyscall.Close(real)\n}\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a - b }\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int { return a - b }\n'
+
+
+@pytest.mark.docker
+@pytest.mark.xfail(strict=True, reason="red team 4, attempt 2: graded resolved at 9060f4d (a hole, not fixed here)")
+def test_go_canary_names_leak_through_test_run_and_a_filter_spares_them(multi_home, tmp_path):
+    patch = _patch(tmp_path, {"calc/calc.go": WRONG_CALC_CANARY_LEAK})
+    out = _evaluate(multi_home, tmp_path, "rt4leak", patch)
+    rep = out["instances"]["lab__calcgo-1"]
+    assert out["unresolved"] == ["lab__calcgo-1"], (out.get("resolved"), rep)
+    assert rep["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"], rep
