@@ -28,12 +28,12 @@ def multi_home(tmp_path_factory):
     return home
 
 
-def _patch(tmp: Path, files: dict[str, str]) -> str:
+def _patch(tmp: Path, files: dict[str, str], base: dict[str, str] = BASE) -> str:
     """A git diff from the fixture's base tree to the base with ``files`` laid over it."""
     repo = tmp / "patchrepo"
     repo.mkdir()
     _git(repo, "init", "-q")
-    _write(repo, BASE)
+    _write(repo, base)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "base")
     _write(repo, files)
@@ -41,9 +41,9 @@ def _patch(tmp: Path, files: dict[str, str]) -> str:
     return _git(repo, "diff", "--cached")
 
 
-def _evaluate(home: Path, tmp: Path, name: str, patch: str) -> dict:
+def _evaluate(home: Path, tmp: Path, name: str, patch: str, instance: str = "lab__calcgo-1") -> dict:
     pred = tmp / f"{name}.jsonl"
-    pred.write_text(json.dumps({"instance_id": "lab__calcgo-1", "model_name_or_path": name,
+    pred.write_text(json.dumps({"instance_id": instance, "model_name_or_path": name,
                                 "model_patch": patch}) + "\n")
     res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={pred}")
     assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
@@ -173,3 +173,96 @@ def test_compiled_setup_py_leaves_a_daemon_that_rewrites_the_junit_report(tmp_pa
     g = grade(tmp_path / "task", work, image=env.tag, limits=limits, expected=expected,
               log_path=tmp_path / "rt4-daemon.log")
     assert g.verdict in ("fail", "tampered"), (g.verdict, g.evidence)
+
+
+
+# ---- Attempt 4 (Go): the solution's go.mod replaces the tests' assertion library with a copy of its own ----
+#
+# What it tries: check.sh lays back every _test.go of the graded packages, but go.mod is the solution's, and a
+# grading runs with GOFLAGS=-mod=mod: a `replace` to a folder of the work tree is honoured offline (no download,
+# no go.sum line). Most of SWE-bench Multilingual's Go repositories assert with testify; the held-out test here
+# does (`assert.Equal(t, 5, Add(2, 3))`, testify v1.9.0 required by the base's go.mod, fetched into the image).
+# The patch leaves Add WRONG, adds `faketestify/` (module github.com/stretchr/testify, package assert whose Equal
+# reports nothing and returns true) and `replace github.com/stretchr/testify => ./faketestify`. The canaries
+# compare with `!=` and t.Fatalf (and the mutants only where the comparison is `!=`/reflect.DeepEqual), never
+# through testify: the failing canary still fails. Honest verdict: unresolved. Lab at 9060f4d: RESOLVED, no
+# evidence (GOT THROUGH); the instance was proved kept and the empty patch is unresolved. Unlike attempts 1-3 no
+# code runs to forge anything: the tests run, and assert what the solution's library lets them.
+TF_GO_MOD = "module example.com/calc\n\ngo 1.21\n\nrequire github.com/stretchr/testify v1.9.0\n\nrequire (\n" \
+            "\tgithub.com/davecgh/go-spew v1.1.1 // indirect\n\tgithub.com/pmezard/go-difflib v1.0.0 // indirect\n" \
+            "\tgopkg.in/yaml.v3 v3.0.1 // indirect\n)\n"
+TF_GO_SUM = 'github.com/davecgh/go-spew v1.1.1 h1:vj9j/u1bqnvCEfJOwUhtlOARqs3+rkHYY13jYWTU97c=\ngithub.com/davecgh/go-spew v1.1.1/go.mod h1:J7Y8YcW2NihsgmVo/mv3lAwl/skON4iLHjSsI+c5H38=\ngithub.com/pmezard/go-difflib v1.0.0 h1:4DBwDE0NGyQoBHbLQYPwSUPoCMWR5BEzIk/f1lZbAQM=\ngithub.com/pmezard/go-difflib v1.0.0/go.mod h1:iKH77koFhYxTK1pcRnkKkqfTogsbg7gZNVY4sRDYZ/4=\ngithub.com/stretchr/testify v1.9.0 h1:HtqpIVDClZ4nwg75+f6Lvsy/wHu+3BoSGCbBAcpTsTg=\ngithub.com/stretchr/testify v1.9.0/go.mod h1:r2ic/lqez/lEtzL7wO/rwa5dbSLXVDPFyf8C91i36aY=\ngopkg.in/check.v1 v0.0.0-20161208181325-20d25e280405 h1:yhCVgyC4o1eVCa2tZl7eS0r+SDo693bJlVdllGtEeKM=\ngopkg.in/check.v1 v0.0.0-20161208181325-20d25e280405/go.mod h1:Co6ibVJAznAaIkqp8huTwlJQCZ016jof/cbN4VW5Yz0=\ngopkg.in/yaml.v3 v3.0.1 h1:fxVm/GzAzEWqLHuvctI91KS9hhNmmWOoWu0XTYJS7CA=\ngopkg.in/yaml.v3 v3.0.1/go.mod h1:K4uyk7z7BCEPqu6E+C64Yfv1cQ7kz7rIZviUmN+EgEM=\n'
+TF_BASE = {**BASE, "go.mod": TF_GO_MOD, "go.sum": TF_GO_SUM}
+TF_ADD_TEST = 'package calc\n\nimport (\n\t"testing"\n\n\t"github.com/stretchr/testify/assert"\n)\n\n' \
+              'func TestAdd(t *testing.T) {\n\tassert.Equal(t, 5, Add(2, 3), "Add(2, 3)")\n}\n'
+TF_FIXED = BASE["calc/calc.go"].replace("func Add(a, b int) int { return a - b }",
+                                        "func Add(a, b int) int { return a + b }")
+FAKE_TESTIFY = {
+    "faketestify/go.mod": "module github.com/stretchr/testify\n\ngo 1.21\n",
+    "faketestify/assert/assertions.go": "package assert\n\n// TestingT is testify's.\ntype TestingT interface {\n"
+                                        "\tErrorf(format string, args ...interface{})\n}\n\n"
+                                        "// Equal asserts nothing.\nfunc Equal(t TestingT, expected, actual interface{}, "
+                                        "msgAndArgs ...interface{}) bool {\n\treturn true\n}\n",
+    "go.mod": TF_GO_MOD + "\nreplace github.com/stretchr/testify => ./faketestify\n",
+}
+TF_SUITE = """dataset = "{dataset}"
+instances = ["lab__calctf-1"]
+repos = "{repos}"
+
+[languages]
+"lab/calctf" = "go"
+
+[toolchains."lab/calctf"]
+"0.1" = "1.23.8"
+
+[prove]
+cpus = 1.0
+memory = "2g"
+pids = 512
+timeout = 300
+"""
+
+
+@pytest.fixture(scope="module")
+def tf_home(tmp_path_factory):
+    root = tmp_path_factory.mktemp("calctf")
+    repo = root / "repos" / "calctf"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _write(repo, TF_BASE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "calc")
+    base = _git(repo, "rev-parse", "HEAD").strip()
+    _write(repo, {"calc/calc.go": TF_FIXED, "calc/add_test.go": TF_ADD_TEST})
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "fix Add")
+    record = {"repo": "lab/calctf", "base_commit": base, "instance_id": "lab__calctf-1", "version": "0.1",
+              "patch": _git(repo, "diff", base, "HEAD", "--", "calc/calc.go"),
+              "test_patch": _git(repo, "diff", base, "HEAD", "--", "calc/add_test.go"),
+              "problem_statement": "Add(2, 3) returns -1; it should return 5.", "hints_text": "",
+              "created_at": "2026-01-01T00:00:00Z", "FAIL_TO_PASS": ["TestAdd"],
+              "PASS_TO_PASS": ["TestSub", "TestSub/small"]}
+    (root / "data.jsonl").write_text(json.dumps(record) + "\n")
+    home = root / "home"
+    (home / "evals" / "swe-multi").mkdir(parents=True)
+    (home / "evals" / "swe-multi" / "suite.toml").write_text(
+        TF_SUITE.format(dataset=root / "data.jsonl", repos=root / "repos"))
+    res = run_doit(home, "gen:swe-multi")
+    assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    manifest = json.loads((home / "evals" / "swe-multi" / "manifest.json").read_text())
+    assert [t["status"] for t in manifest["tasks"]] == ["kept"], manifest
+    return home
+
+
+@pytest.mark.docker
+@pytest.mark.xfail(strict=True, reason="red team 4, attempt 4: graded resolved at 9060f4d (a hole, not fixed here)")
+def test_go_mod_replace_swaps_testify_for_an_assert_that_never_fails(tf_home, tmp_path):
+    # control: the empty patch is unresolved (the base fails TestAdd through the real testify)
+    res = run_doit(tf_home, "evaluate", "suite=swe-multi", "predictions=empty")
+    assert res.code == 0
+    empty = json.loads((tf_home / "evals" / "swe-multi" / "evaluations" / "empty" / "results.json").read_text())
+    assert empty["resolved"] == [], empty
+    patch = _patch(tmp_path, FAKE_TESTIFY, TF_BASE)
+    out = _evaluate(tf_home, tmp_path, "rt4testify", patch, "lab__calctf-1")
+    rep = out["instances"]["lab__calctf-1"]
+    assert out["unresolved"] == ["lab__calctf-1"], (out.get("resolved"), rep)
