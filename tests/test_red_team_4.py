@@ -201,8 +201,8 @@ FAKE_TESTIFY = {
     "faketestify/go.mod": "module github.com/stretchr/testify\n\ngo 1.21\n",
     "faketestify/assert/assertions.go": "package assert\n\n// TestingT is testify's.\ntype TestingT interface {\n"
                                         "\tErrorf(format string, args ...interface{})\n}\n\n"
-                                        "// Equal asserts nothing.\nfunc Equal(t TestingT, expected, actual interface{}, "
-                                        "msgAndArgs ...interface{}) bool {\n\treturn true\n}\n",
+                                        "// Equal asserts nothing.\nfunc Equal(t TestingT, expected, "
+                                        "actual interface{}, msgAndArgs ...interface{}) bool {\n\treturn true\n}\n",
     "go.mod": TF_GO_MOD + "\nreplace github.com/stretchr/testify => ./faketestify\n",
 }
 TF_SUITE = """dataset = "{dataset}"
