@@ -153,7 +153,7 @@ EVIL_SETUP_HEAD = (
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason="red team 4, attempt 3: graded pass at 9060f4d (a hole, not fixed here)")
+# closed: check.sh kills every process of the tester once the build ends (templates/swe/check.sh.j2)
 def test_compiled_setup_py_leaves_a_daemon_that_rewrites_the_junit_report(tmp_path):
     from fixture_swe import lay_rendered
     from test_swe_compiled_cython import SETUP, make_ops, ops_env
@@ -255,7 +255,7 @@ def tf_home(tmp_path_factory):
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason="red team 4, attempt 4: graded resolved at 9060f4d (a hole, not fixed here)")
+# closed: check.sh lays go.mod and go.sum back from the base commit (templates/swe_multi/go/lay_tests.sh.j2)
 def test_go_mod_replace_swaps_testify_for_an_assert_that_never_fails(tf_home, tmp_path):
     # control: the empty patch is unresolved (the base fails TestAdd through the real testify)
     res = run_doit(tf_home, "evaluate", "suite=swe-multi", "predictions=empty")
