@@ -148,6 +148,13 @@ class SweMultiTier(Tier):
                                                                                                      runner, repos)))
         return out
 
+    def suspicions(self, meta: dict) -> tuple:
+        """The table of the task's language (``rules.tiers.swe_multi.suspicions``): what a patch has no business
+        adding to the code its test binaries compile; () for a language without one."""
+        from rules.tiers.swe_multi.suspicions import TABLE
+
+        return TABLE.get(meta.get("language"), ())
+
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
         from rules import images
         from rules.build import prove_staged
