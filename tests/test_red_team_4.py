@@ -2,7 +2,9 @@
 today: the swe-multi tier's Go runner (tests/fixture_swe_multi.py) and the swe tier's compiled builds.
 
 Each attempt says what it tries, the verdict an honest grader gives, and what lab gave when it was run (the
-assertions state the HONEST verdict, so an attempt that got through fails here until lab is fixed)."""
+assertions state the HONEST outcome, so an attempt that got through fails here until lab is fixed: the honest
+verdict, or, where code inside the test process can forge its own report whatever the grading hides from it,
+the verdict flagged with the evidence so that no report counts it as resolved silently)."""
 from __future__ import annotations
 
 import json

@@ -41,9 +41,9 @@ GO = (
         r"""|\"testing/internal|\bfunc\s+TestMain\s*\("""),
     # go test's own vocabulary (its flags to the binary, test2json's lines), the process's files and lab's paths
     S("runner-state", "names the test run's state: the test binary's flags, its report's lines, lab's files", CODE,
-      line=r"""(?<![\w-])-test\.\w+|\btest2json\b|---\s+(FAIL|PASS|SKIP)\b|===\s+(RUN|PAUSE|CONT|NAME)\b|\bos\s*\.\s*Args\b"""
-        r"""|/proc/(self|\d+|thread-self)\b|['"`]/proc\b|/dev/(fd|stdout|stderr)\b"""
-        r"""|['"`]/task\b|\btask\.json\b|\blab-(out|canaries)\b|\bLAB_[A-Z]|['"`][^'"`\n]*_test\.go['"`]"""),
+      line=r"""(?<![\w-])-test\.\w+|\btest2json\b|---\s+(FAIL|PASS|SKIP)\b|===\s+(RUN|PAUSE|CONT|NAME)\b"""
+        r"""|\bos\s*\.\s*Args\b|/proc/(self|\d+|thread-self)\b|['"`]/proc\b|/dev/(fd|stdout|stderr)\b"""
+        r"""|['"`]/(task|lab)\b|\btask\.json\b|\blab-(out|canaries)\b|\bLAB_[A-Z]|['"`][^'"`\n]*_test\.go['"`]"""),
     # the go tool builds assembly and prebuilt objects beside a package's Go files: no Go the scan reads
     S("foreign-source", "a source the go tool builds into the package that is not Go (assembly, an object)",
       path=r"(^|/)(?!.*(^|/)testdata/)[^/]*\.(s|S|sx|syso)$"),
