@@ -9,8 +9,9 @@ dataset's lists mean (``prove``: the gold patch run three times, flaky tests set
 ``members`` with the runner's subtest separator), the predictions in and out (``evaluate``, ``read_predictions``,
 ``pseudo_predictions``: SWE-bench's format) and the templates ``swe/prompt.txt.j2`` and ``swe/setup.sh.j2``. Its
 own: the accounting of every instance (``languages``: a candidate, or rejected with what is missing here), one
-environment image per instance (``env``), the shared check.sh (``templates/swe_multi/check.sh.j2``) and one runner
-per language.
+environment image per instance (``env``), the shared check.sh (``templates/swe_multi/check.sh.j2``; a task is
+graded where only root reads it, ``private_task``), one runner per language, and the suspicion scan's table of
+each language (``suspicions``: flags beside every ``doit evaluate`` verdict).
 
 Adding a language is one module and one template folder:
 
