@@ -6,7 +6,8 @@ format (``report``: a parser in ``rules.reports``) and, once proven, ``tests.jso
 reference solution passed). The container (see evals/README.md, "The trust boundary"):
 
 - read-only root filesystem; the work tree mounted read-only at ``/lab/src``; ``/work`` and ``/tmp`` private,
-  size-capped tmpfs; the task read-only at ``/task``; no network; CPU, memory, process and time limits;
+  size-capped tmpfs; the task read-only at ``/task`` (or, a task that asks, where only root can read it:
+  ``PRIVATE_TASK``); no network; CPU, memory, process and time limits;
 - ``check.sh`` starts as root with a handful of capabilities, lays the work tree into ``/work`` with the
   pristine files back, adds two canary tests, and runs every graded process as an unprivileged tester;
 - after the tests it kills every tester process and copies the runner's report into ``/lab/report``, a host
@@ -337,8 +338,8 @@ def _cache_volume(name: str) -> str:
 
 
 def _mounts(task_dir: Path, trees: dict[str, Path], report_dir: Path, cache_volume: str | None,
-            cache_writable: bool) -> list:
-    mounts = [sandbox.Mount(str(task_dir), "/task", read_only=True)]
+            cache_writable: bool, task_target: str = "/task") -> list:
+    mounts = [sandbox.Mount(str(task_dir), task_target, read_only=True)]
     mounts += [sandbox.Mount(str(Path(tree).resolve()), target, read_only=True) for target, tree in trees.items()]
     mounts.append(sandbox.Mount(str(report_dir), REPORT_TARGET))
     if cache_volume:
@@ -348,6 +349,12 @@ def _mounts(task_dir: Path, trees: dict[str, Path], report_dir: Path, cache_volu
 
 
 TMPFS = {"/tmp": f"size={TMPFS_SIZE},exec,mode=1777", "/work": f"size={TMPFS_SIZE},exec,mode=755"}
+# A task whose task.json says ``"private_task": true`` is mounted below a folder only root can enter (an empty
+# tmpfs of mode 700, whatever uid owns the task's files on the host): its check.sh reads it as root, and the
+# graded code, run as the tester, cannot read the dataset's test names (task.json, check.sh's own test selection,
+# the held-out test patch) to tell the canaries apart from them (red team 4).
+PRIVATE_DIR = "/lab/private"
+PRIVATE_TASK = PRIVATE_DIR + "/task"
 
 
 def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_volume: str | None = None,
@@ -357,6 +364,7 @@ def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_
 
     ``expected``: the test ids that must pass (default: the task's ``tests.json``; None: every reported test,
     as when proving a reference solution). ``canaries``: add the two canary tests (on by default).
+    A task whose task.json says ``private_task`` is mounted where the tester cannot read it (``PRIVATE_TASK``).
     ``cache_volume`` (a Docker volume name) is mounted at ``/cache`` for build caches, read-only unless
     ``cache_writable`` (only proofs, whose code is trusted, may write it). ``log_path`` receives the
     container's output followed by the verdict. Raises SandboxError when the container cannot run at all
@@ -366,14 +374,17 @@ def grade(task_dir: Path, work_tree: Path, *, image: str, limits: Limits, cache_
     meta = read_json(task_dir / "task.json") or {}
     want = expected_tests(task_dir) if expected is FROM_TASK else expected
     tokens = canary_tokens() if canaries else None
+    private = meta.get("private_task") is True
+    target = PRIVATE_TASK if private else "/task"
     with tempfile.TemporaryDirectory(prefix="lab-grade-") as tmp:
         report_dir = Path(tmp) / "report"
         report_dir.mkdir(mode=0o700)
-        mounts = _mounts(task_dir, {SRC_TARGET: work_tree}, report_dir, cache_volume, cache_writable)
+        mounts = _mounts(task_dir, {SRC_TARGET: work_tree}, report_dir, cache_volume, cache_writable, target)
         env = {"LAB_CANARY_FAIL": tokens[0], "LAB_CANARY_PASS": tokens[1]} if tokens else {}
-        res = sandbox.run(image, ["bash", "/task/check.sh"], mounts=mounts, env=env, network=sandbox.NULL,
+        res = sandbox.run(image, ["bash", f"{target}/check.sh"], mounts=mounts, env=env, network=sandbox.NULL,
                           limits=limits, workdir="/", labels={"lab.role": "grader"}, read_only=True,
-                          tmpfs=TMPFS, capabilities=CAPABILITIES)
+                          tmpfs={**TMPFS, PRIVATE_DIR: "size=1m,mode=700"} if private else TMPFS,
+                          capabilities=CAPABILITIES)
         return _graded(meta, report_dir, want=want, tokens=tokens, limits=limits, exit_code=res.exit_code,
                        timed_out=res.timed_out, oom_killed=res.oom_killed, seconds=res.seconds,
                        output=res.output, log_path=log_path)

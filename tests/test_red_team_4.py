@@ -2,7 +2,9 @@
 today: the swe-multi tier's Go runner (tests/fixture_swe_multi.py) and the swe tier's compiled builds.
 
 Each attempt says what it tries, the verdict an honest grader gives, and what lab gave when it was run (the
-assertions state the HONEST verdict, so an attempt that got through fails here until lab is fixed)."""
+assertions state the HONEST outcome, so an attempt that got through fails here until lab is fixed: the honest
+verdict, or, where code inside the test process can forge its own report whatever the grading hides from it,
+the verdict flagged with the evidence so that no report counts it as resolved silently)."""
 from __future__ import annotations
 
 import json
@@ -61,17 +63,30 @@ def _evaluate(home: Path, tmp: Path, name: str, patch: str, instance: str = "lab
 # Honest verdict: unresolved (TestAdd fails). Lab at 9060f4d: RESOLVED, no evidence, not tampered (GOT THROUGH).
 # The same class as red team 3's Go "F" (aider tier); here the filter is a process of its own started from a
 # package init, and swe-multi's `doit evaluate` has no suspicion scan behind the verdict.
+# closed (flagged): code inside the test binary can always rewrite what the binary prints (it owns fd 1), and
+# nothing the grading could hide tells this filter which tests to flip (it asks its own stack), so the verdict can
+# still read resolved; `doit evaluate` now scans every graded patch (rules/tiers/swe_multi/suspicions.py): the
+# dup of fd 1, the process started, the stack walk are flagged in the instance's report (`suspicions`) and a
+# resolved instance that carries flags is listed apart (results.json `resolved_flagged`, and a line of the summary),
+# never counted silently.
 WRONG_CALC_WITH_FILTER = 'package calc\n\nimport (\n\t"os"\n\t"os/exec"\n\t"runtime"\n\t"strings"\n\t"syscall"\n)\n\n// A filter between the test binary and go test\'s test2json: a test that called Add has its failure\n// reported as a pass. Add itself stays wrong.\nconst filter = `import os, sys\nflip = set()\nout = os.fdopen(1, "wb", 0)\nfor line in sys.stdin.buffer:\n    if line.startswith(b"\\x00LABFLIP "):\n        flip.add(line[9:].strip())\n        continue\n    for n in flip:\n        for pre in (b"--- FAIL: " + n + b" ", b"--- FAIL: " + n + b"/"):\n            i = line.find(pre)\n            if i >= 0:\n                line = line[:i] + b"--- PASS: " + line[i + 10:]\n    out.write(line)\n`\n\nfunc init() {\n\treal, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command("python3", "-I", "-c", filter)\n\tcmd.Stdin = r\n\tcmd.Stdout = os.NewFile(uintptr(real), "real-stdout")\n\tcmd.Stderr = os.Stderr\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup3(int(w.Fd()), 1, 0)\n\tw.Close()\n\tsyscall.Close(real)\n}\n\nfunc mark() {\n\tpcs := make([]uintptr, 64)\n\tn := runtime.Callers(2, pcs)\n\tframes := runtime.CallersFrames(pcs[:n])\n\tfor {\n\t\tf, more := frames.Next()\n\t\tname := f.Function[strings.LastIndex(f.Function, "/")+1:]\n\t\tparts := strings.Split(name, ".")\n\t\tif len(parts) > 1 && strings.HasPrefix(parts[1], "Test") {\n\t\t\tos.Stdout.Write([]byte("\\x00LABFLIP " + parts[1] + "\\n"))\n\t\t\treturn\n\t\t}\n\t\tif !more {\n\t\t\treturn\n\t\t}\n\t}\n}\n\n// Add returns a plus b.\nfunc Add(a, b int) int { mark(); return a - b }\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int { return a - b }\n'
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason="red team 4, attempt 1: graded resolved at 9060f4d (a hole, not fixed here)")
 def test_go_stdout_filter_started_by_package_init_forges_the_pass(multi_home, tmp_path):
     patch = _patch(tmp_path, {"calc/calc.go": WRONG_CALC_WITH_FILTER})
     out = _evaluate(multi_home, tmp_path, "rt4filter", patch)
     rep = out["instances"]["lab__calcgo-1"]
-    assert out["unresolved"] == ["lab__calcgo-1"], (out.get("resolved"), rep)
-    assert rep["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"], rep
+    # the means, flagged whatever the verdict: fd 1 duplicated and a pipe laid over it, a process, the stack
+    assert {"stdout", "process", "stack"} <= {f["name"] for f in rep["suspicions"]}, rep["suspicions"]
+    assert all(f["file"] == "calc/calc.go" for f in rep["suspicions"]), rep["suspicions"]
+    assert out["flagged"] == ["lab__calcgo-1"], out
+    # the honest outcome: unresolved, or resolved and listed apart as flagged (never resolved silently)
+    if out["resolved"]:
+        assert out["resolved_flagged"] == ["lab__calcgo-1"], out
+    else:
+        assert out["unresolved"] == ["lab__calcgo-1"], rep
+        assert rep["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"], rep
 
 
 # ---- Attempt 2 (Go): the canaries' names leak to the test binary through go test's -run ----
@@ -86,17 +101,70 @@ def test_go_stdout_filter_started_by_package_init_forges_the_pass(multi_home, tm
 # still be flipped, so where the canary file has a case table this is caught, 1 - 0 mutants).
 # Honest verdict: unresolved. Lab at 9060f4d: RESOLVED, no evidence, not tampered (GOT THROUGH). The flip only
 # happens when the leaked set is non-empty and it spared the failing canary, so the leak itself is what passed it.
-WRONG_CALC_CANARY_LEAK = 'package calc\n\nimport (\n\t"os"\n\t"os/exec"\n\t"syscall"\n)\n\n// The canaries\' names leak: check.sh passes them to go test in -run, which hands them to this test binary\n// (-test.run=^(names)$, in os.Args and /proc/self/cmdline); the dataset\'s names are in /task/task.json (readable).\n// A filter between the test binary and test2json turns every "--- FAIL" into "--- PASS" except the canaries\'.\nconst filter = `import json, os, re, sys\nargs = sys.argv[1:]\nrun = ""\nfor i, a in enumerate(args):\n    if a.startswith("-test.run="):\n        run = a.split("=", 1)[1]\n    elif a == "-test.run" and i + 1 < len(args):\n        run = args[i + 1]\nm = re.match(r"^\\^\\((.*)\\)\\$$", run)\nran = set(m.group(1).split("|")) if m else set()\ntry:\n    meta = json.load(open("/task/task.json"))\n    meta = meta.get("extra", meta)\n    ours = {n.split("/")[0] for n in meta.get("fail_to_pass", []) + meta.get("pass_to_pass", [])}\nexcept Exception:\n    ours = set()\ncanaries = ran - ours\nsys.stderr.write("rt4: canaries leaked: %s\\n" % sorted(canaries))\nout = os.fdopen(1, "wb", 0)\nfor line in sys.stdin.buffer:\n    i = line.find(b"--- FAIL: ")\n    if i >= 0 and ours and canaries:\n        name = line[i + 10:].split(b" ")[0].decode("utf-8", "replace")\n        if name.split("/")[0] not in canaries:\n            line = line[:i] + b"--- PASS: " + line[i + 10:]\n    out.write(line)\n`\n\nfunc init() {\n\treal, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command("python3", append([]string{"-I", "-c", filter}, os.Args[1:]...)...)\n\tcmd.Stdin = r\n\tcmd.Stdout = os.NewFile(uintptr(real), "real-stdout")\n\tcmd.Stderr = os.Stderr\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup3(int(w.Fd()), 1, 0)\n\tw.Close()\n\tsyscall.Close(real)\n}\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a - b }\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int { return a - b }\n'
+# closed: the task is mounted where only root reads it (rules/grade.py PRIVATE_TASK; task.json says
+# `private_task`), so neither task.json nor check.sh's test selection nor the held-out patch names the dataset's
+# tests to the tester, and -test.run lists the dataset's tests and the canaries in one sorted list
+# (templates/swe_multi/go/run.sh.j2); the filter (here also trying the private path) reads no names, flips
+# nothing, and TestAdd fails: unresolved. The scan flags it besides (as attempt 1).
+WRONG_CALC_CANARY_LEAK = 'package calc\n\nimport (\n\t"os"\n\t"os/exec"\n\t"syscall"\n)\n\n// The canaries\' names leak: check.sh passes them to go test in -run, which hands them to this test binary\n// (-test.run=^(names)$, in os.Args and /proc/self/cmdline); the dataset\'s names are in /task/task.json (readable).\n// A filter between the test binary and test2json turns every "--- FAIL" into "--- PASS" except the canaries\'.\nconst filter = `import json, os, re, sys\nargs = sys.argv[1:]\nrun = ""\nfor i, a in enumerate(args):\n    if a.startswith("-test.run="):\n        run = a.split("=", 1)[1]\n    elif a == "-test.run" and i + 1 < len(args):\n        run = args[i + 1]\nm = re.match(r"^\\^\\((.*)\\)\\$$", run)\nran = set(m.group(1).split("|")) if m else set()\nours = set()\nfor path in ("/task/task.json", "/lab/private/task/task.json"):\n    try:\n        meta = json.load(open(path))\n        meta = meta.get("extra", meta)\n        ours = {n.split("/")[0] for n in meta.get("fail_to_pass", []) + meta.get("pass_to_pass", [])}\n    except Exception as exc:\n        sys.stderr.write("rt4: %s: %s\\n" % (path, type(exc).__name__))\ncanaries = ran - ours\nsys.stderr.write("rt4: dataset names read: %s; canaries leaked: %s\\n" % (sorted(ours), sorted(canaries)))\nout = os.fdopen(1, "wb", 0)\nfor line in sys.stdin.buffer:\n    i = line.find(b"--- FAIL: ")\n    if i >= 0 and ours and canaries:\n        name = line[i + 10:].split(b" ")[0].decode("utf-8", "replace")\n        if name.split("/")[0] not in canaries:\n            line = line[:i] + b"--- PASS: " + line[i + 10:]\n    out.write(line)\n`\n\nfunc init() {\n\treal, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command("python3", append([]string{"-I", "-c", filter}, os.Args[1:]...)...)\n\tcmd.Stdin = r\n\tcmd.Stdout = os.NewFile(uintptr(real), "real-stdout")\n\tcmd.Stderr = os.Stderr\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup3(int(w.Fd()), 1, 0)\n\tw.Close()\n\tsyscall.Close(real)\n}\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a - b }\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int { return a - b }\n'
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason="red team 4, attempt 2: graded resolved at 9060f4d (a hole, not fixed here)")
 def test_go_canary_names_leak_through_test_run_and_a_filter_spares_them(multi_home, tmp_path):
     patch = _patch(tmp_path, {"calc/calc.go": WRONG_CALC_CANARY_LEAK})
     out = _evaluate(multi_home, tmp_path, "rt4leak", patch)
     rep = out["instances"]["lab__calcgo-1"]
     assert out["unresolved"] == ["lab__calcgo-1"], (out.get("resolved"), rep)
     assert rep["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"], rep
+    assert {"stdout", "process", "runner-state"} <= {f["name"] for f in rep["suspicions"]}, rep["suspicions"]
+
+
+PROBE_CHECK = """#!/usr/bin/env bash
+task=$(cd "$(dirname "$0")" && pwd)
+echo "root reads: $(head -c 40 "$task/task.json")"
+setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- \\
+  bash -c 'for f in "$1/task.json" "$1/check.sh" /task/task.json; do head -c 40 "$f" >/dev/null 2>&1 \\
+    && echo "tester reads $f" || echo "tester cannot read $f"; done; ls /lab/private 2>&1 | head -n 1' _ "$task"
+"""
+
+
+@pytest.mark.docker
+def test_a_private_task_is_read_by_root_and_hidden_from_the_tester(tmp_path):
+    """The mechanism that closes attempt 2, seen from inside a grading container: a task whose task.json says
+    ``private_task`` is mounted where root reads it and the tester reads nothing (no test of the
+    dataset's names, nor check.sh), whoever owns its files on the host."""
+    from rules.config import Limits
+    from rules.grade import PRIVATE_TASK, grade
+
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "task.json").write_text(json.dumps({"task": "probe", "report": "go-json", "private_task": True,
+                                                "fail_to_pass": ["TestSecret"]}))
+    (task / "check.sh").write_text(PROBE_CHECK)
+    (task / "check.sh").chmod(0o755)
+    (tmp_path / "src").mkdir()
+    g = grade(task, tmp_path / "src", image="lab/swe-multi-env:calcgo-0.1", expected=None, canaries=False,
+              limits=Limits(cpus=1.0, memory=512 * 1024**2, pids=64, timeout=60))
+    assert "root reads: {" in g.output, g.output
+    for f in (f"{PRIVATE_TASK}/task.json", f"{PRIVATE_TASK}/check.sh", "/task/task.json"):
+        assert f"tester cannot read {f}" in g.output, g.output
+    assert "ls: cannot open directory '/lab/private': Permission denied" in g.output, g.output
+
+
+def test_a_correct_go_patch_is_not_flagged_and_the_forgeries_are(tmp_path):
+    """The fixture's fix (gold) carries no flag; both forgeries above carry theirs (no container: the scan is
+    the host's, rules.tiers.swe.swebench.patch_suspicions)."""
+    from fixture_swe_multi import FIXED
+
+    from rules.tiers.swe.swebench import patch_suspicions
+
+    meta = {"tier": "swe-multi", "language": "go"}
+    (tmp_path / "gold").mkdir()
+    assert patch_suspicions(meta, _patch(tmp_path / "gold", {"calc/calc.go": FIXED})) == []
+    for name, src in (("filter", WRONG_CALC_WITH_FILTER), ("leak", WRONG_CALC_CANARY_LEAK)):
+        (tmp_path / name).mkdir()
+        flags = patch_suspicions(meta, _patch(tmp_path / name, {"calc/calc.go": src}))
+        assert {"stdout", "process"} <= {f["name"] for f in flags}, (name, flags)
 
 
 # ---- Attempt 3 (swe, compiled): the patch's setup.py, run by the tester before the tests, leaves a process ----

@@ -3,6 +3,7 @@ name with subtests stands for, and the render of the Go fixture (tests/fixture_s
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,10 +104,19 @@ def test_the_go_fixture_renders_a_task_whose_check_runs_only_its_packages(tmp_pa
     assert meta["tier"] == "swe-multi" and meta["report"] == "go-json" and meta["language"] == "go"
     assert meta["fail_to_pass"] == ["TestAdd"] and meta["pass_to_pass"] == ["TestSub", "TestSub/small"]
     assert meta["truncated"] == ["TestSub"] and meta["subtest_sep"] == "/" and meta["canaries"] == "manifest"
+    # graded where the tester cannot read it: the dataset's names would tell the canaries in -test.run apart
+    assert meta["private_task"] is True
     check = out.task_files["check.sh"][0].decode()
-    assert "run='TestAdd|TestSub'" in check and " ./calc > \"$out/go-test.json\"" in check
+    assert "\"$manifest\" 'TestAdd|TestSub') || finish 5" in check and " ./calc > \"$out/go-test.json\"" in check
     assert "python3 -I /opt/lab/go_canaries.py calc/add_test.go" in check
     assert subprocess.run(["bash", "-n"], input=check, text=True).returncode == 0
+    # -test.run: the dataset's tests and the canaries in one sorted list (a canary is not told apart by its place)
+    code = re.search(r"run=\$\(python3 -I -c '(.*?)' \"\$manifest\"", check, re.S).group(1)
+    manifest = tmp_path / "canaries.json"
+    manifest.write_text(json.dumps({"fail": ["TestAddNegative"], "pass": ["TestSub/zcanary", "TestAaa"]}))
+    ran = subprocess.run(["python3", "-I", "-c", code, str(manifest), "TestAdd|TestSub"], capture_output=True,
+                         text=True)
+    assert ran.stdout.strip() == "TestAaa|TestAdd|TestAddNegative|TestSub", ran.stderr
     assert set(out.answer_files) == {"calc/calc.go"}
     # the held-out test file is in no work tree
     tree = lay_rendered(out, tmp_path / "laid")

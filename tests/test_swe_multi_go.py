@@ -60,6 +60,8 @@ def test_go_predictions_gold_resolves_empty_and_forgeries_do_not(multi_home, tmp
     assert gold["resolved"] == ["lab__calcgo-1"] and gold["total_instances"] == 1
     rep = gold["instances"]["lab__calcgo-1"]
     assert rep["tests_status"]["PASS_TO_PASS"] == {"success": ["TestSub", "TestSub/small"], "failure": []}
+    # the gold patch carries no suspicion flag (the scan ran: [], not None)
+    assert rep["suspicions"] == [] and gold["flagged"] == [] and gold["resolved_flagged"] == [], rep
     empty = _evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcgo-1"]
     # the held-out test rewritten to pass anything, and a test file of the agent's own whose init ends the

@@ -808,12 +808,30 @@ def _bytes_behind(text: str) -> bool:
         return False
 
 
+def patch_suspicions(meta: dict, patch: str) -> list[dict] | None:
+    """The suspicion scan's flags (``rules.scan.scan``, at most ``MAX_FLAGS``) on a prediction's ``patch`` with
+    the table of the task whose task.json holds ``meta`` (``rules.tiers.suspicions_of``): evidence beside the
+    verdict, which no flag changes. None (not scanned) when the table cannot be loaded or the scan fails: a
+    check that decides nothing never costs a grading its verdict."""
+    from rules.scan import scan
+    from rules.tiers import suspicions_of
+    from rules.worktree import SCAN_CAP
+
+    try:
+        table = suspicions_of(meta)
+        return scan(patch[:SCAN_CAP], table) if table else []
+    except Exception:  # noqa: BLE001 - as rules.trial.suspicions
+        return None
+
+
 def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     """Grade one prediction against the published task of its instance, with the held-out tests, and write its
     log folder ``out_dir/<instance_id>/`` (``patch.diff``, ``test_output.txt``, ``report.json``). Returns the
     report: ``status`` is ``resolved`` (every FAIL_TO_PASS and PASS_TO_PASS test passed), ``unresolved``,
     ``empty_patch`` (nothing to apply) or ``error`` (not a published task, a patch that does not apply, or an
-    infrastructure failure: never counted as the model's failure to resolve), with ``reason``."""
+    infrastructure failure: never counted as the model's failure to resolve), with ``reason``; a graded patch's
+    ``suspicions`` are the suspicion scan's flags on it (``patch_suspicions``: for a person to review, the
+    status stands)."""
     from rules.grade import grade
     from rules.sandbox import SandboxError
     from rules.upstream import apply_patch
@@ -861,6 +879,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
                                 for k in ("fail_to_pass", "pass_to_pass"))
                     report.update(status="resolved" if g.passed else "unresolved", verdict=g.verdict,
                                   evidence=g.evidence, reason="; ".join(g.evidence)[:600],
+                                  suspicions=patch_suspicions(meta, patch),
                                   tests_status={"FAIL_TO_PASS": _split(f2p, passed, names, expected, cut, sep),
                                                 "PASS_TO_PASS": _split(p2p, passed, names, expected, cut, sep),
                                                 **({"flaky": sorted(flaky)} if flaky else {})})
@@ -875,7 +894,8 @@ def evaluate(suite: Suite, predictions: Path, out_dir: Path | None = None, log=s
     """Grade every prediction of the file ``predictions`` and write ``<out_dir>/results.json`` (default
     ``evals/swe/evaluations/<file stem>/``) beside the per-instance logs. Returns the results:
     ``{"version", "predictions", "models", "total_instances" (published tasks), "submitted", "completed"
-    (graded), "resolved", "unresolved", "error", "empty_patch" (id lists), "resolved_rate" (over the
+    (graded), "resolved", "unresolved", "error", "empty_patch" (id lists), "flagged" (the graded ones whose
+    patch the suspicion scan flagged), "resolved_flagged" (those of them resolved), "resolved_rate" (over the
     published tasks), "repos": {repo: {"tasks", "resolved", "rate"}}, "instances": {id: report}}``. A later record for the same instance replaces an earlier."""
     rows = {r["instance_id"]: r for r in read_predictions(predictions)}
     out_dir = Path(out_dir) if out_dir else suite.dir / "evaluations" / Path(predictions).stem
@@ -885,14 +905,18 @@ def evaluate(suite: Suite, predictions: Path, out_dir: Path | None = None, log=s
         reports[iid] = rep
         print(f"[evaluate {n}/{len(rows)}] {iid}: {rep['status']}"
               + (f" ({rep['reason'][:200]})" if rep["status"] in ("error", "unresolved") and rep["reason"] else "")
+              + (f" [suspicion flags: {', '.join(sorted({f['name'] for f in rep['suspicions']}))}]"
+                 if rep.get("suspicions") else "")
               + f" in {rep['seconds']:.1f}s", file=log, flush=True)
     by = {k: sorted(i for i, r in reports.items() if r["status"] == k)
           for k in ("resolved", "unresolved", "error", "empty_patch")}
+    flagged = sorted(i for i, r in reports.items() if r.get("suspicions"))
     total = len(published(suite))
     results = {"version": RESULTS_FORMAT, "predictions": str(predictions),
                "models": sorted({str(r.get("model_name_or_path")) for r in rows.values()}),
                "total_instances": total, "submitted": len(rows),
-               "completed": len(by["resolved"]) + len(by["unresolved"]), **by,
+               "completed": len(by["resolved"]) + len(by["unresolved"]), **by, "flagged": flagged,
+               "resolved_flagged": [i for i in by["resolved"] if i in flagged],
                "resolved_rate": round(len(by["resolved"]) / total, 4) if total else None,
                "repos": per_repo(suite, by["resolved"]), "instances": reports}
     write_json(out_dir / "results.json", results)
@@ -914,10 +938,17 @@ def per_repo(suite: Suite, resolved: list[str]) -> dict[str, dict]:
 
 
 def results_summary(results: dict) -> str:
-    """One line for the terminal."""
-    return (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
+    """One line for the terminal, and one more when resolved patches carry suspicion flags (they count as
+    resolved; a person reviews them: each instance's report.json lists its flags)."""
+    line = (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
             f"published ({len(results['unresolved'])} unresolved, {len(results['error'])} error, "
             f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")
+    flagged = results.get("resolved_flagged") or []
+    if flagged:
+        line += (f"\n{len(flagged)} of the resolved carry suspicion flags (review their report.json "
+                 f"`suspicions` before counting them): {', '.join(flagged[:10])}"
+                 + (f" and {len(flagged) - 10} more" if len(flagged) > 10 else ""))
+    return line
 
 
 def write_predictions(suite: Suite, name: str, model: str, patches: dict[str, str]) -> Path:

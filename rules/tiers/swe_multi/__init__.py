@@ -9,8 +9,9 @@ dataset's lists mean (``prove``: the gold patch run three times, flaky tests set
 ``members`` with the runner's subtest separator), the predictions in and out (``evaluate``, ``read_predictions``,
 ``pseudo_predictions``: SWE-bench's format) and the templates ``swe/prompt.txt.j2`` and ``swe/setup.sh.j2``. Its
 own: the accounting of every instance (``languages``: a candidate, or rejected with what is missing here), one
-environment image per instance (``env``), the shared check.sh (``templates/swe_multi/check.sh.j2``) and one runner
-per language.
+environment image per instance (``env``), the shared check.sh (``templates/swe_multi/check.sh.j2``; a task is
+graded where only root reads it, ``private_task``), one runner per language, and the suspicion scan's table of
+each language (``suspicions``: flags beside every ``doit evaluate`` verdict).
 
 Adding a language is one module and one template folder:
 
@@ -147,6 +148,13 @@ class SweMultiTier(Tier):
                                  build=lambda env=env, inst=inst, runner=runner, repos=repos: _build(env, inst,
                                                                                                      runner, repos)))
         return out
+
+    def suspicions(self, meta: dict) -> tuple:
+        """The table of the task's language (``rules.tiers.swe_multi.suspicions``): what a patch has no business
+        adding to the code its test binaries compile; () for a language without one."""
+        from rules.tiers.swe_multi.suspicions import TABLE
+
+        return TABLE.get(meta.get("language"), ())
 
     def prove(self, build: Path, image: str, limits: Limits) -> dict:
         from rules import images

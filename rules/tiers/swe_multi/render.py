@@ -15,7 +15,7 @@ from rules.tiers.swe_multi.env import Env
 from rules.tiers.swe_multi.languages import NAMES
 
 TIER = "swe-multi"
-RENDER = 2  # raise when what a render writes changes (its tasks render and prove again)
+RENDER = 3  # raise when what a render writes changes (its tasks render and prove again)
 GROUPS = ("repo", "language")
 
 
@@ -79,6 +79,9 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
             "test_names": {n: n for n in names},  # a Go test's report id is its dataset name
             "truncated": sorted(parents), "subtest_sep": runner.subtest_sep,
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
+            # the grading mounts this task where only root reads it (rules.grade.PRIVATE_TASK): the tested code
+            # never reads the dataset's test names, which would tell the canaries in its -test.run apart
+            "private_task": True,
             # held-out tests that call the fix's new API leave the base's test package unbuilt (SWE-bench's grading
             # never runs the base): its PASS_TO_PASS tests cannot pass there (rules.tiers.swe.swebench.prove)
             "base_may_not_build": True,
