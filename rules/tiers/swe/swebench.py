@@ -350,6 +350,40 @@ def dataset_path(suite: Suite, var: Callable = lambda name, default=None: defaul
     return p if p.is_absolute() else ROOT / p
 
 
+def select(data: dict[str, Instance], suite: Suite, var: Callable,
+           narrow: Callable[[list[str], bool], list[str]] | None = None) -> list[str]:
+    """The instance ids a gen command chooses among ``data`` (a dataset, by id in file order; ``var`` reads the
+    command line): ``instances=ID,ID``, else every one with ``all=1``, else suite.toml's ``instances`` that the
+    dataset has; then ``narrow(ids, named)`` when given (a tier's own filter, e.g. ``subset=`` or ``langs=``;
+    ``named``: the ids came from ``instances=``); then the first N of them with ``limit=N``. Raises Rejected
+    (one line) for an id of ``instances=`` the dataset lacks and a ``limit=`` that is no whole number above 0,
+    and SystemExit for a bad ``all=`` (``rules.tier.flag``)."""
+    from rules.tier import flag
+
+    raw_ids = var("instances")
+    if raw_ids:
+        ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
+        unknown = [i for i in ids if i not in data]
+        if unknown:
+            raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
+    elif flag(var, "all"):
+        ids = list(data)
+    else:
+        ids = [i for i in suite.table.get("instances", []) if i in data]
+    if narrow is not None:
+        ids = narrow(ids, bool(raw_ids))
+    raw_limit = var("limit")
+    if raw_limit is not None:
+        try:
+            limit = int(raw_limit)
+        except ValueError:
+            limit = 0
+        if limit < 1:
+            raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
+        ids = ids[:limit]
+    return ids
+
+
 # ---- rendering ----
 
 def shadow_dirs(test_files: list[str], base_files: set[str]) -> list[str]:
