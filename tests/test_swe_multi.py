@@ -163,3 +163,29 @@ def test_select_narrows_before_the_limit_and_tells_the_filter_whether_ids_were_n
     assert swebench.select(data, suite, var({"all": "1", "limit": "1"}), odd) == ["x-1"] and seen == [False]
     assert swebench.select(data, suite, var({"instances": "x-2,x-3", "limit": "5"}), odd) == ["x-3"]
     assert seen == [False, True]
+
+
+def test_a_clone_missing_an_object_is_lab_side_in_both_swe_tiers(tmp_path, monkeypatch):
+    """Both tiers read an instance through ``swebench.checkout``: GitPython's ValueError for an object the clone
+    lacks is Unavailable (nothing recorded against the instance), where the swe tier's render used to crash."""
+    from fixture_swe import calc_env, make_calc
+    from rules import upstream
+    from rules.tier import Unavailable
+
+    py_repos, _ = make_calc(tmp_path / "py")
+    go_repos, _ = make_calcgo(tmp_path / "go")
+    py = swebench.load_dataset(tmp_path / "py" / "data.jsonl")["lab__calc-1"]
+    go = swebench.load_dataset(tmp_path / "go" / "data.jsonl")["lab__calcgo-1"]
+    runner = golang.runner()
+    env = runner.env_for(go.repo, go.version, {"lab/calcgo": {"0.1": "1.23.8"}})
+    assert swebench.render(py, calc_env(), str(py_repos)).task_files["workspace.tar"]
+    assert render(go, env, runner, str(go_repos)).task_files["workspace.tar"]
+
+    def lacking(*args):
+        raise ValueError("SHA b'0123' could not be resolved")
+
+    monkeypatch.setattr(upstream, "tree_tar", lacking)
+    with pytest.raises(Unavailable, match="lacks a file of lab/calc at .*the clone is not whole"):
+        swebench.render(py, calc_env(), str(py_repos))
+    with pytest.raises(Unavailable, match="lacks a file of lab/calcgo at .*the clone is not whole"):
+        render(go, env, runner, str(go_repos))

@@ -394,21 +394,38 @@ def shadow_dirs(test_files: list[str], base_files: set[str]) -> list[str]:
             if p.endswith(".py") and not any(b.startswith(p[:-3] + "/") for b in base_files)]
 
 
-def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
-    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.tiers.aider.exercises.Rendered``:
-    task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
-    ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
-    environment for its repository and version, a patch that does not apply, test names without an id) and
-    Unavailable (its repository cannot be cloned or is not under ``repos``)."""
+@dataclass(frozen=True)
+class Checkout:
+    """An instance as its repository has it: ``repo`` (the clone), ``tar`` (the work tree at the base commit),
+    ``gold`` and ``tests_after`` (path → content the gold and test patches leave; None: deleted), ``when`` (the base
+    commit's time, epoch seconds), ``base_files`` (the paths of the base tree's files and links) and ``small``
+    (path → content of the base tree's regular files asked for by name, e.g. pytest's settings files)."""
+
+    repo: Path
+    tar: bytes
+    gold: dict
+    tests_after: dict
+    when: int
+    base_files: frozenset
+    small: dict
+
+    @property
+    def date(self) -> str:
+        """The base commit's time as the prompt gives it (UTC, ``2020-01-31T12:00:00+0000``)."""
+        return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(self.when))
+
+
+def checkout(inst: Instance, repos: str | None, *, reference: bool = True, read: tuple[str, ...] = ()) -> Checkout:
+    """Read ``inst`` from its repository (``repo_dir``; writes nothing): the base tree, the files its patches leave,
+    and the base tree's regular files named in ``read``. With ``reference`` (its gold patch is to be the task's
+    reference solution) a gold patch that deletes files is refused. Raises Rejected (a commit missing, a patch that
+    does not apply, a deletion) and Unavailable (the repository is not under ``repos`` and cannot be cloned, or
+    the clone lacks an object of the tree: lab's side, never recorded as the instance's rejection)."""
     import io
     import tarfile
 
-    from rules.tiers.aider.exercises import Rendered
-    from rules.render import render as render_template
     from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
 
-    if env is None:
-        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/envs/, one module per repository) nor in evals/swe/suite.toml [envs.NAME]")
     try:
         repo = repo_dir(inst.repo, repos)
     except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection
@@ -420,11 +437,53 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         when = commit_time(repo, inst.base_commit)
     except UpstreamError as exc:
         raise Rejected(str(exc)) from None
-    if any(v is None for v in gold.values()):
+    except ValueError as exc:  # GitPython: an object of the tree is not in the clone
+        raise Unavailable(f"{repo} lacks a file of {inst.repo} at {inst.base_commit[:12]} ({exc}): the clone is not "
+                          "whole (a snapshot without its large files?); give repos= a full clone") from None
+    if reference and any(v is None for v in gold.values()):
         raise Rejected("the gold patch deletes files; lab lays reference solutions as files only")
     with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
-        base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
-        small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
+        base_files = frozenset(m.name for m in tf.getmembers() if m.isfile() or m.issym())
+        small = {n: tf.extractfile(n).read() for n in read if n in base_files and tf.getmember(n).isfile()}
+    return Checkout(repo, tar, gold, tests_after, when, base_files, small)
+
+
+def assemble(co: Checkout, test_patch: str, context: dict, check: str, meta: TaskMeta, pretest: str | None = None):
+    """A swe-style task (``rules.tiers.aider.exercises.Rendered``) from what a tier's render worked out: ``prompt.txt``
+    and ``setup.sh`` (the templates ``swe/prompt.txt.j2``, ``swe/setup.sh.j2``), ``check.sh`` (the template ``check``
+    with ``holdout`` true), ``pretest`` as ``pretest.sh`` when given, the work tree ``workspace.tar``, the held-out
+    ``holdout/test.patch``, ``task.json`` (``meta``); answer files: the files of the gold patch of ``co``. The
+    templates see ``context``."""
+    from rules.render import render as render_template
+    from rules.tiers.aider.exercises import Rendered
+
+    out = Rendered()
+    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
+    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
+    out.task_files["check.sh"] = (render_template(check, holdout=True, **context).encode(), 0o755)
+    if pretest:  # only lab reads it (rules.tiers.swe.swerun): the task folder never reaches an agent's container
+        out.task_files[PRETEST] = (pretest.encode(), 0o755)
+    out.task_files["workspace.tar"] = (co.tar, 0o644)
+    out.task_files["holdout/test.patch"] = (test_patch.encode(), 0o644)
+    out.task_files["task.json"] = meta.file()
+    for path, data in co.gold.items():
+        out.answer_files[path] = (data, 0o644)
+    out.meta = meta.to_json()
+    return out
+
+
+def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
+    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.tiers.aider.exercises.Rendered``:
+    task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
+    ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
+    environment for its repository and version, a patch that does not apply, test names without an id) and
+    Unavailable (its repository cannot be cloned or is not under ``repos``, or its clone is not whole)."""
+    from rules.render import render as render_template
+
+    if env is None:
+        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/envs/, one module per repository) nor in evals/swe/suite.toml [envs.NAME]")
+    co = checkout(inst, repos, read=INI_FILES)
+    tests_after, base_files = co.tests_after, co.base_files
     py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
                 if p.endswith(".py") and data is not None}
     runner = runner_for(env.runner)
@@ -442,12 +501,11 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     files = runner.run_files(inst, py_tests)
     if not files:
         raise Rejected("the test patch touches none of the files its FAIL_TO_PASS/PASS_TO_PASS tests live in")
-    inifile = _inifile(small)
+    inifile = _inifile(co.small)
     touched = patch_paths(inst.test_patch)
     major, minor = (inst.version.split(".") + ["0"])[:2]
-    date = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(when))
     context = dict(
-        task=inst.id, repo=inst.repo, repo_version=inst.version, date=date, problem_statement=inst.problem_statement,
+        task=inst.id, repo=inst.repo, repo_version=inst.version, date=co.date, problem_statement=inst.problem_statement,
         settings_files=[inifile] if inifile else [], inifile=inifile, test_patch_files=touched,
         test_patch_base_files=[p for p in touched if p in base_files], test_files=files,
         shadow_dirs=shadow_dirs(sorted(set(touched) | set(files)), base_files),
@@ -467,28 +525,18 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
             # no group of this tier: kept in task.json only, so the task digests of stored trials still match
             "language": "python", "exercise": inst.id,
             "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name, "image": env.tag,
-            "test_patch_files": touched, "gold_files": sorted(gold),
+            "test_patch_files": touched, "gold_files": sorted(co.gold),
             "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
             "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
             "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if runner.stands_for(n)),
             "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
         })
-    out = Rendered()
-    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
-    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
-    out.task_files["check.sh"] = (render_template("swe/check.sh.j2", holdout=True, **context).encode(), 0o755)
     # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones): pretest.sh
-    out.pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
-                   if pre_existing else None)
-    if out.pretest:  # only lab reads it (rules.tiers.swe.swerun): the task folder never reaches an agent's container
-        out.task_files[PRETEST] = (out.pretest.encode(), 0o755)
-    out.task_files["workspace.tar"] = (tar, 0o644)
-    out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
-    out.task_files["task.json"] = meta.file()
-    for path, data in gold.items():
-        out.answer_files[path] = (data, 0o644)
-    out.meta = meta.to_json()
+    pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
+               if pre_existing else None)
+    out = assemble(co, inst.test_patch, context, "swe/check.sh.j2", meta, pretest)
+    out.pretest = pretest
     return out
 
 
