@@ -171,7 +171,12 @@ def _names(value, where: str) -> tuple[str, ...]:
 
 
 def _instance(raw: dict) -> Instance:
-    iid = str(raw.get("instance_id", "?"))
+    if not isinstance(raw, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(raw), "a number")
+        raise Rejected(f"the record is {kind}, not a JSON object of SWE-bench's fields")
+    if "instance_id" not in raw:
+        raise Rejected("the record has no field 'instance_id'")
+    iid = str(raw["instance_id"])
     try:
         return Instance(
             id=iid, repo=raw["repo"], base_commit=raw["base_commit"], patch=raw["patch"],
@@ -185,12 +190,52 @@ def _instance(raw: dict) -> Instance:
         raise Rejected(f"{iid}: the dataset record has no field {exc.args[0]!r}") from None
 
 
+class _NotJSON(ValueError):
+    """A dataset's text stops being JSON at ``line``: ``detail`` says how."""
+
+    def __init__(self, line: int, detail: str):
+        super().__init__(detail)
+        self.line, self.detail = line, detail
+
+
+def _records(text: str):
+    """The records of a dataset's text, each with the line it starts on: (line, value) for each line of JSONL, or
+    for each element of one JSON array. Raises _NotJSON naming the line where the text stops being JSON."""
+    if not text.lstrip().startswith("["):
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    yield n, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise _NotJSON(n, f"{exc.msg}, column {exc.colno}") from None
+        return
+    decoder, space = json.JSONDecoder(), re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+    at = space.match(text, text.index("[") + 1).end()
+    line, counted = 1, 0
+    try:
+        while text[at:at + 1] != "]":
+            line, counted = line + text.count("\n", counted, at), at
+            value, end = decoder.raw_decode(text, at)
+            yield line, value
+            at = space.match(text, end).end()
+            if text[at:at + 1] == ",":
+                at = space.match(text, at + 1).end()
+            elif text[at:at + 1] != "]":
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+    except json.JSONDecodeError as exc:
+        raise _NotJSON(exc.lineno, f"{exc.msg}, column {exc.colno}") from None
+    rest = space.match(text, at + 1).end()
+    if rest < len(text):
+        raise _NotJSON(text.count("\n", 0, rest) + 1, "more text after the array's closing ]")
+
+
 _DATASETS: dict[tuple[str, float], dict[str, Instance]] = {}
 
 
 def load_dataset(path: Path) -> dict[str, Instance]:
     """The instances of a dataset file (JSONL, or one JSON array), by instance id, in file order. Raises
-    Rejected naming the file and the fix when it is missing or unreadable."""
+    Rejected naming the file and the fix when it is missing or unreadable, and the file and line of a record
+    that is not JSON or not a SWE-bench record."""
     path = Path(path)
     try:
         key = (str(path), path.stat().st_mtime)
@@ -200,15 +245,17 @@ def load_dataset(path: Path) -> dict[str, Instance]:
     if key in _DATASETS:
         return _DATASETS[key]
     text = path.read_text(encoding="utf-8")
-    try:
-        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()
-                                                                       if line.strip()]
-    except ValueError as exc:
-        raise Rejected(f"dataset {path} is neither JSONL nor a JSON array: {exc}") from None
     out = {}
-    for row in rows:
-        inst = _instance(row)
-        out[inst.id] = inst
+    try:
+        for line, row in _records(text):
+            try:
+                inst = _instance(row)
+            except Rejected as exc:
+                raise Rejected(f"dataset {path}:{line}: {exc}; fix or remove that record") from None
+            out[inst.id] = inst
+    except _NotJSON as exc:
+        raise Rejected(f"dataset {path}:{exc.line}: not JSON ({exc.detail}); a dataset is JSONL (one record a line) "
+                       "or one JSON array of records") from None
     _DATASETS[key] = out
     return out
 
