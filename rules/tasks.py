@@ -336,7 +336,8 @@ def _gen_tasks(tier: str):
                "uptodate": [False], "doc": f"render, prove and publish the {tier} tier"}
         return
     yield from (_env_task(tier, env) for env in envs)
-    progress = Progress()  # of this command's proofs of the tier; its total is set below
+    # of this command's proofs of the tier: at most one per chosen task; the total known up front is set below
+    progress = Progress(most=len(selection.chosen))
     batch_of, specs = {}, {spec.name: spec for spec in selection.chosen}
     for name, members in module.batches(suite, selection.chosen, _jobs()).items():
         batch_of.update({m: f"batch:{tier}/{name}" for m in members})
