@@ -263,6 +263,35 @@ def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run
     assert res.code != 0 and "repeat=two: give a whole number, 1 or more; nothing was run" in res.stderr
 
 
+def test_one_trial_named_with_repeat_is_refused_unless_its_repeats_are_named_too(tmp_path):
+    """`doit eval:noop/python-hello repeat=3` ran the trial's repeat 1 alone and dropped repeat=3 without a word
+    (seen by a newcomer): the trial is refused in one line naming its other repeats and the whole run's command."""
+    home = _home(tmp_path)
+    (home / "evals" / "aider" / "tasks" / "python-hello").mkdir(parents=True)
+    (home / "evals" / "aider" / "tasks" / "python-hello" / "task.json").write_text("{}")
+    (home / "evals" / "aider" / "manifest.json").write_text(json.dumps(
+        {"tier": "aider", "tasks": [{"task": "python-hello", "status": "kept"}]}))
+    res = run_doit(home, "eval:noop/python-hello", "repeat=3", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0 and ("eval:noop/python-hello repeat=3: eval:noop/python-hello is that trial's repeat 1 "
+                              "alone; name its other repeats too (eval:noop/python-hello@2 eval:noop/python-hello@3) "
+                              "or run every trial of the run 3 times (eval:noop repeat=3); the trial was not run") in said, said
+    assert not (home / "evals" / "aider" / "runs" / "noop" / "python-hello").exists()
+    listed = run_doit(home, "list", "--all", "eval", "repeat=3", timeout=120)
+    assert "eval:noop/python-hello@3" in listed.stdout, listed.stdout  # each repeat is a trial of its own
+
+
+def test_repeats_left_out_names_only_a_trial_asked_without_its_repeats():
+    from rules.cli import repeats_left_out
+
+    steps = {"noop", "noop/a", "noop/a@2", "noop/a@3", "noop/b", "noop/b@2", "noop/b@3"}
+    assert repeats_left_out(["noop/a"], steps, 1) == {}  # repeat=1: the trial is the whole ask
+    assert repeats_left_out(["noop", "noop/a@2", "noop/x"], steps, 3) == {}  # a run, one repeat, an unknown trial
+    assert repeats_left_out(["noop/a", "noop/a@2", "noop/a@3"], steps, 3) == {}  # every repeat named
+    refused = repeats_left_out(["noop/a", "noop/a@3", "noop/b"], steps, 3)
+    assert set(refused) == {"noop/a", "noop/b"} and "(eval:noop/a@2)" in refused["noop/a"], refused
+
+
 def test_ci_runs_exactly_the_readme_test_command_in_the_projects_virtual_environment():
     readme = (PROJECT / "README.md").read_text()
     ci, setup = (PROJECT / ".ci" / "run").read_text(), (PROJECT / ".ci" / "setup").read_text()
