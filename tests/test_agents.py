@@ -59,6 +59,35 @@ def test_a_bad_field_names_the_agent_the_field_and_what_is_allowed(raw, message)
     assert "agents.toml [tomo]" in str(err.value) and message in str(err.value)
 
 
+def test_a_broken_table_names_all_its_problems_at_once_and_the_file_all_its_broken_tables(tmp_path):
+    """A newcomer fixed an agent table one error at a time, each fix showing the next: every problem of the table
+    comes in one line, numbered, and a file with several broken tables names each."""
+    raw = {"image": "", "command": [], "netwrk": "none", "network": "wifi", "env": ["API KEY"], "usage": "magic",
+           "limits": {"timeout": 0}, "settings": {"Model": {"env": "M"}, "size": {"env": "SIZE", "deflt": "1"}}}
+    with pytest.raises(AgentError) as err:
+        parse_agent("tomo", raw, "agents.toml")
+    said = str(err.value)
+    assert said.startswith("agents.toml [tomo]: 9 problems: (1) unknown field(s) netwrk (network?)"), said
+    for part in ("(2) image must be a template name", "(3) command must not be empty",
+                 "(4) not environment variable names: API KEY", "(5) network 'wifi' is not one of",
+                 "(6) usage 'magic' is unknown", "(7) limits: cpus, memory, pids, timeout and disk must be positive",
+                 "(8) settings.Model: a setting name is lower-case", "(9) settings.size: unknown field(s) deflt"):
+        assert part in said, (part, said)
+    assert "\n" not in said
+    with pytest.raises(AgentError, match=r"^agents.toml \[tomo\]: network 'wifi' is not one of"):
+        parse_agent("tomo", {"image": "noop", "command": ["x"], "network": "wifi"}, "agents.toml")  # one: as it was
+    path = tmp_path / "agents.toml"
+    path.write_text('[noop]\nimage = "noop"\ncommand = ["true"]\n[a]\nimage = "noop"\n'
+                    '[b]\nimage = "noop"\ncommand = ["b"]\nnetwork = "wifi"\ncontainer = "box"\n')
+    with pytest.raises(AgentError) as err:
+        load_agents(path)
+    said = str(err.value)
+    assert said.startswith(f"{path}: 2 agent tables are badly defined: {path} [a]: missing field(s) command"), said
+    assert f" | {path} [b]: 2 problems: (1) network 'wifi'" in said and "(2) container 'box'" in said, said
+    broken: dict = {}
+    assert set(load_agents(path, broken=broken)) == {"noop"} and set(broken) == {"a", "b"}
+
+
 def test_unknown_agent_lists_the_known_ones(tmp_path):
     path = tmp_path / "agents.toml"
     path.write_text('[noop]\nimage = "noop"\ncommand = ["true"]\n[tomo]\nimage = "noop"\ncommand = ["tomo"]\n')
