@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from rules import adapters
-from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields
+from rules.config import EVALS, ROOT, TEMPLATES, ConfigError, Limits, check_fields, field_problems
 from rules.services import (BUDGET_KINDS, GATEWAY_PORT, Budget, Service, gateway_service, parse_budget, parse_gateway,
                             parse_service)
 
@@ -403,108 +403,136 @@ def _table(value, where: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), str(v)) for k, v in value.items()))
 
 
-def _settings(value, at: str, passed: tuple[str, ...]) -> tuple[Setting, ...]:
+def _settings(value, at: str, passed: tuple[str, ...], problems: list[str]) -> tuple[Setting, ...]:
+    """The settings of the ``[NAME.settings]`` table ``value`` that are well defined; the first problem of each
+    other one goes to ``problems``."""
     if not isinstance(value, dict):
-        raise AgentError(f"{at} settings: must be a table ([NAME.settings]) of name = {{ env = \"VAR\" }}")
+        problems.append(f"{at} settings: must be a table ([NAME.settings]) of name = {{ env = \"VAR\" }}")
+        return ()
     out = []
     for name, spec in value.items():
         where = f"{at} settings.{name}"
         if not SETTING_NAME.match(name) or name in LAB_VARIABLES:
-            raise AgentError(f"{where}: a setting name is lower-case letters, digits and '_', and not one of lab's "
-                             f"own variables ({', '.join(LAB_VARIABLES)})")
-        if not isinstance(spec, dict) or not isinstance(spec.get("env"), str) or not ENV_NAME.match(spec["env"]):
-            raise AgentError(f"{where}: must be {{ env = \"VAR\" }} (optionally default = \"...\"), got {spec!r}")
-        unknown = sorted(set(spec) - set(SETTING_FIELDS))
-        if unknown:
-            raise AgentError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(SETTING_FIELDS)}")
-        if SECRET_LIKE.search(spec["env"]):
-            raise AgentError(f"{where}: {spec['env']} looks like a secret, and a setting's value is written to "
-                             "disk (run.json, result.json): pass secrets through `env` instead")
-        if spec["env"] in passed:
-            raise AgentError(f"{where}: {spec['env']} is also listed in env/env_optional; list it in one place")
-        default = spec.get("default")
-        if default is not None and (not isinstance(default, (str, int, float)) or isinstance(default, bool)):
-            raise AgentError(f"{where}: default must be a string (\"\" = no value unless given), got {default!r}")
-        out.append(Setting(name=name, env=spec["env"], default=None if default is None else str(default)))
+            problems.append(f"{where}: a setting name is lower-case letters, digits and '_', and not one of lab's "
+                            f"own variables ({', '.join(LAB_VARIABLES)})")
+        elif not isinstance(spec, dict) or not isinstance(spec.get("env"), str) or not ENV_NAME.match(spec["env"]):
+            problems.append(f"{where}: must be {{ env = \"VAR\" }} (optionally default = \"...\"), got {spec!r}")
+        elif unknown := sorted(set(spec) - set(SETTING_FIELDS)):
+            problems.append(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(SETTING_FIELDS)}")
+        elif SECRET_LIKE.search(spec["env"]):
+            problems.append(f"{where}: {spec['env']} looks like a secret, and a setting's value is written to "
+                            "disk (run.json, result.json): pass secrets through `env` instead")
+        elif spec["env"] in passed:
+            problems.append(f"{where}: {spec['env']} is also listed in env/env_optional; list it in one place")
+        elif (default := spec.get("default")) is not None and (not isinstance(default, (str, int, float))
+                                                               or isinstance(default, bool)):
+            problems.append(f"{where}: default must be a string (\"\" = no value unless given), got {default!r}")
+        else:
+            out.append(Setting(name=name, env=spec["env"], default=None if default is None else str(default)))
     return tuple(out)
 
 
+def _one_line(at: str, problems: list[str]) -> str:
+    """The problems of the table ``at`` as one line: the one alone, or all of them numbered."""
+    if len(problems) == 1:
+        return problems[0]
+    return f"{at}: {len(problems)} problems: " + "; ".join(
+        f"({n}) {p[len(at):].lstrip(': ') if p.startswith(at) else p}" for n, p in enumerate(problems, 1))
+
+
 def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent:
-    """Build an Agent from its TOML table ``raw``. Raises AgentError naming the file, the agent and the field
-    (unknown fields, missing ``image``/``command``, bad network, limits, env names, settings or usage
-    parser)."""
+    """Build an Agent from its TOML table ``raw``. Raises AgentError naming the file, the agent and every
+    problem of its table in one line (unknown fields, missing ``image``/``command``, bad network, limits, env
+    names, settings or usage parser; of a ``service``, ``gateway`` or ``local`` table, its first problem)."""
     at = f"{where} [{name}]"
-    if not NAME.match(name):
-        raise AgentError(f"{at}: agent names are lower-case letters, digits, '-', '_' and '.'")
     if not isinstance(raw, dict):
         raise AgentError(f"{at}: must be a table")
-    check_fields(raw, FIELDS, REQUIRED, at, AgentError)
-    if not isinstance(raw["image"], str) or not raw["image"]:
-        raise AgentError(f"{at}: image must be a template name such as \"noop\" or a path")
-    command = _strings(raw["command"], f"{at} command")
-    if not command:
-        raise AgentError(f"{at}: command must not be empty")
-    env = _strings(raw.get("env", []), f"{at} env")
-    env_optional = _strings(raw.get("env_optional", []), f"{at} env_optional")
-    bad = [n for n in env + env_optional if not ENV_NAME.match(n)]
+    problems: list[str] = []
+    failed = object()  # what ``check`` returns for a part that is not well defined (its problem is recorded)
+
+    def check(make):
+        try:
+            return make()
+        except ConfigError as exc:
+            problems.append(str(exc))
+            return failed
+
+    if not NAME.match(name):
+        problems.append(f"{at}: agent names are lower-case letters, digits, '-', '_' and '.'")
+    problems += field_problems(raw, FIELDS, REQUIRED, at)
+    if "image" in raw and (not isinstance(raw["image"], str) or not raw["image"]):
+        problems.append(f"{at}: image must be a template name such as \"noop\" or a path")
+    command = check(lambda: _strings(raw["command"], f"{at} command")) if "command" in raw else failed
+    if command == ():
+        problems.append(f"{at}: command must not be empty")
+    env = check(lambda: _strings(raw.get("env", []), f"{at} env"))
+    env_optional = check(lambda: _strings(raw.get("env_optional", []), f"{at} env_optional"))
+    passed = (() if env is failed else env) + (() if env_optional is failed else env_optional)
+    bad = [n for n in passed if not ENV_NAME.match(n)]
     if bad:
-        raise AgentError(f"{at}: not environment variable names: {', '.join(bad)} (env lists names; values are "
-                         "read from the shell that runs doit)")
-    env_any = _strings(raw.get("env_any", []), f"{at} env_any")
-    stray = [n for n in env_any if n not in env_optional]
+        problems.append(f"{at}: not environment variable names: {', '.join(bad)} (env lists names; values are "
+                        "read from the shell that runs doit)")
+    env_any = check(lambda: _strings(raw.get("env_any", []), f"{at} env_any"))
+    stray = [n for n in env_any if n not in env_optional] if failed not in (env_any, env_optional) else []
     if stray:
-        raise AgentError(f"{at}: env_any names {', '.join(stray)}, which env_optional does not list; list them in "
-                         "env_optional (the variables passed through) too")
+        problems.append(f"{at}: env_any names {', '.join(stray)}, which env_optional does not list; list them in "
+                        "env_optional (the variables passed through) too")
     network = raw.get("network", "none")
     if network not in NETWORKS:
-        raise AgentError(f"{at}: network {network!r} is not one of {', '.join(NETWORKS)}")
-    try:
-        service = parse_service(raw["service"], f"{where} [{name}.service]") if "service" in raw else None
-    except ConfigError as exc:
-        raise AgentError(str(exc)) from None
-    if (network == "service") != (service is not None):
-        raise AgentError(f"{at}: network = \"service\" and a [{name}.service] table go together (the agent's "
-                         "container joins its service's network namespace, which has no outside network)")
+        problems.append(f"{at}: network {network!r} is not one of {', '.join(NETWORKS)}")
+    service = check(lambda: parse_service(raw["service"], f"{where} [{name}.service]")) if "service" in raw else None
+    if service is not failed and network in NETWORKS and (network == "service") != (service is not None):
+        problems.append(f"{at}: network = \"service\" and a [{name}.service] table go together (the agent's "
+                        "container joins its service's network namespace, which has no outside network)")
     adapter = raw.get("adapter")
     usage = raw.get("usage", adapter)
     errors = raw.get("errors", adapter)
     for key, value in (("adapter", adapter), ("usage", usage), ("errors", errors)):
         if value is not None and value not in adapters.names():
-            raise AgentError(f"{at}: {key} {value!r} is unknown; known: {', '.join(adapters.names())} "
-                             "(one module each in rules/adapters/)")
+            problems.append(f"{at}: {key} {value!r} is unknown; known: {', '.join(adapters.names())} "
+                            "(one module each in rules/adapters/)")
     container = raw.get("container", "trial")
     if container not in CONTAINER_MODES:
-        raise AgentError(f"{at}: container {container!r} is not one of {', '.join(map(repr, CONTAINER_MODES))} "
-                         "(\"trial\": one container for all the trial's tries; \"try\": a fresh one per try)")
+        problems.append(f"{at}: container {container!r} is not one of {', '.join(map(repr, CONTAINER_MODES))} "
+                        "(\"trial\": one container for all the trial's tries; \"try\": a fresh one per try)")
+    budget = gateway = limits = failed
     if not isinstance(raw.get("limits", {}), dict):
-        raise AgentError(f"{at}: limits must be a table ([{name}.limits])")
-    try:
-        budget, limits_raw = parse_budget(raw.get("limits", {}), f"{at} limits")
-        gateway = parse_gateway(raw["gateway"], service, budget, f"{where} [{name}.gateway]") if "gateway" in raw else None
-        limits = Limits.parse(limits_raw, f"{at} limits")
-    except ConfigError as exc:
-        raise AgentError(str(exc)) from None
-    if budget != Budget() and gateway is None:
-        raise AgentError(f"{at} limits: requests and tokens are counted at lab's gateway: add a [{name}.gateway] "
-                         "table (the budget is enforced there)")
-    if limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0 or limits.disk <= 0:
-        raise AgentError(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
-    local = _local(raw["local"], f"{where} [{name}.local]") if "local" in raw else None
-    declared = [s.name for s in _settings(raw.get("settings", {}), at, env + env_optional)]
-    if local is not None and "model" not in declared:
-        raise AgentError(f"{at}: a [{name}.local] table needs a model setting ([{name}.settings] model = ...): "
-                         "model=local selects it")
-    stray = [k for k, _ in local.settings if k == "model" or k not in declared] if local else []
-    if stray:
-        raise AgentError(f"{where} [{name}.local] settings: {', '.join(stray)} is not one of the agent's other "
-                         f"settings ({', '.join(d for d in declared if d != 'model') or 'none'}); model=local "
-                         "gives the model")
+        problems.append(f"{at}: limits must be a table ([{name}.limits])")
+    else:
+        parsed = check(lambda: parse_budget(raw.get("limits", {}), f"{at} limits"))
+        if parsed is not failed:
+            budget, limits_raw = parsed
+            limits = check(lambda: Limits.parse(limits_raw, f"{at} limits"))
+            if service is not failed:
+                gateway = (check(lambda: parse_gateway(raw["gateway"], service, budget, f"{where} [{name}.gateway]"))
+                           if "gateway" in raw else None)
+    if budget is not failed and budget != Budget() and gateway is None:
+        problems.append(f"{at} limits: requests and tokens are counted at lab's gateway: add a [{name}.gateway] "
+                        "table (the budget is enforced there)")
+    if limits is not failed and (limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0
+                                 or limits.disk <= 0):
+        problems.append(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
+    local = check(lambda: _local(raw["local"], f"{where} [{name}.local]")) if "local" in raw else None
+    settings_problems: list[str] = []
+    settings = _settings(raw.get("settings", {}), at, passed, settings_problems)
+    problems += settings_problems
+    declared = [s.name for s in settings]
+    if local not in (None, failed) and not settings_problems:
+        if "model" not in declared:
+            problems.append(f"{at}: a [{name}.local] table needs a model setting ([{name}.settings] model = ...): "
+                            "model=local selects it")
+        elif stray := [k for k, _ in local.settings if k == "model" or k not in declared]:
+            problems.append(f"{where} [{name}.local] settings: {', '.join(stray)} is not one of the agent's other "
+                            f"settings ({', '.join(d for d in declared if d != 'model') or 'none'}); model=local "
+                            "gives the model")
+    env_set = check(lambda: _table(raw.get("env_set", {}), f"{at} env_set"))
+    build = check(lambda: _table(raw.get("build", {}), f"{at} build"))
+    if problems:
+        raise AgentError(_one_line(at, problems))
     return Agent(name=name, image=raw["image"], command=command, env=env, env_optional=env_optional,
-                 env_any=env_any,
-                 env_set=_table(raw.get("env_set", {}), f"{at} env_set"), network=network, limits=limits,
-                 usage=usage, build=_table(raw.get("build", {}), f"{at} build"), errors=errors,
-                 settings=_settings(raw.get("settings", {}), at, env + env_optional), service=service,
-                 container=container, gateway=gateway, budget=budget, local=local)
+                 env_any=env_any, env_set=env_set, network=network, limits=limits, usage=usage, build=build,
+                 errors=errors, settings=settings, service=service, container=container, gateway=gateway,
+                 budget=budget, local=local)
 
 
 def _local(raw, where: str) -> Local:
@@ -542,8 +570,9 @@ def _attach_local(agents: dict) -> dict:
 
 def load_agents(path: Path | None = None, broken: dict | None = None) -> dict[str, Agent]:
     """Every agent defined in ``path`` (default ``evals/agents.toml``), by name. Raises AgentError when the
-    file is missing or is not TOML, and when it defines an agent badly, unless ``broken`` is a dict: then each
-    badly defined agent's one-line error goes there (name → message) and the others load."""
+    file is missing or is not TOML, and when it defines agents badly (one line naming every problem of each such
+    table), unless ``broken`` is a dict: then each badly defined agent's one-line error goes there (name →
+    message) and the others load."""
     path = Path(path or AGENTS_FILE)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -551,14 +580,16 @@ def load_agents(path: Path | None = None, broken: dict | None = None) -> dict[st
         raise AgentError(f"{path}: no agent definitions file; lab ships evals/agents.toml with noop and aider") from None
     except tomllib.TOMLDecodeError as exc:
         raise AgentError(f"{path}: not valid TOML: {exc}") from None
-    if broken is None:
-        return _attach_local({name: parse_agent(name, table, str(path)) for name, table in raw.items()})
+    strict, broken = broken is None, {} if broken is None else broken
     agents = {}
     for name, table in raw.items():
         try:
             agents[name] = parse_agent(name, table, str(path))
         except AgentError as exc:
             broken[name] = str(exc)
+    if strict and broken:
+        raise AgentError(next(iter(broken.values())) if len(broken) == 1 else
+                         f"{path}: {len(broken)} agent tables are badly defined: " + " | ".join(broken.values()))
     return _attach_local(agents)
 
 

@@ -177,28 +177,40 @@ def prove_batch_staged(builds: list[Path], runner_of: Callable[[dict], object], 
 class Progress:
     """Prints ``[prove 12/40] task: status (s) | kept K, free F, rejected R | elapsed, ETA`` as proofs finish.
 
-    ``total`` is how many proofs this run expects to make. Shared by the worker threads of one doit run. The
-    clock starts when the first proof does (``begin``), so an image built before it is not counted as proving.
+    ``total`` is how many proofs this run knows up front it will make (a proof older than its task's render or
+    image, or none), ``most`` (when known) how many it can make at most: the chosen tasks. Which others need a proof
+    is known only as the run goes on (a render that changes, an image rebuilt, other limits), so the first proof
+    states both, and a count past ``total`` says so instead of raising the total. Shared by the worker threads of
+    one doit run. The clock starts when the first proof does (``begin``), so an image built before it is not
+    counted as proving.
     """
 
-    def __init__(self, total: int = 0, out=None):
-        self.total, self.out, self.start, self.counts = total, out, None, Counter()
+    def __init__(self, total: int = 0, out=None, most: int | None = None):
+        self.total, self.most, self.out, self.start, self.counts = total, most, out, None, Counter()
 
     def begin(self) -> None:
-        """A proof (or a batch of them) starts: the first one starts the clock."""
+        """A proof (or a batch of them) starts: the first one starts the clock and states the total."""
         if self.start is None:
             self.start = time.monotonic()
+            if self.most is not None and self.most > self.total:
+                print(f"[prove] {self.total} of the {self.most} chosen tasks need a proof now; another is proved too "
+                      "when its render or image changes during this run, so the count may pass "
+                      f"{self.total} (at most {self.most})", file=self.out or sys.stderr, flush=True)
 
     def done(self, record: dict) -> None:
         self.begin()
         self.counts[record["status"]] += 1
         n = sum(self.counts.values())
         elapsed = time.monotonic() - self.start
-        left = max(self.total - n, 0)
+        if n <= self.total:
+            count, left = f"{n}/{self.total}", self.total - n
+        else:  # past what was known up front: no ETA for proofs nobody can count yet
+            count, left = f"{n}, past the {self.total} known up front" + (
+                f", at most {self.most}" if self.most is not None else ""), 0
         eta = f", ~{elapsed / n * left:.0f}s left" if n and left else ""
         tally = ", ".join(f"{k} {self.counts[k]}" for k in ("kept", "free", "rejected") if self.counts[k])
         reason = f" ({record['reason']})" if record["status"] == "rejected" else ""
-        print(f"[prove {n}/{max(self.total, n)}] {record['task']}: {record['status']}{reason} "
+        print(f"[prove {count}] {record['task']}: {record['status']}{reason} "
               f"in {record.get('seconds', 0):.1f}s | {tally} | {elapsed:.0f}s elapsed{eta}",
               file=self.out or sys.stderr, flush=True)
 

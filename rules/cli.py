@@ -243,6 +243,24 @@ def unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, task
             + " (an agent with settings takes them on the command line: eval:aider model=NAME)")
 
 
+def repeats_left_out(asked: list[str], steps: set[str], repeat: int) -> dict[str, str]:
+    """The one line for each trial named alone with ``repeat=N`` (``doit eval:<run>/<task> repeat=3``): that names
+    the trial's first repeat only, and its others (``<task>@2`` ...) would not run without a word. ``asked``: the
+    names after ``eval:`` on the command line, ``steps``: the eval task names there are. Trial → its refusal;
+    nothing for a trial whose every repeat is named too (``eval:r/t eval:r/t@2 repeat=2``)."""
+    out = {}
+    for name in asked:
+        run, _, trial = name.partition("/")
+        if repeat < 2 or not trial or "@" in trial or name not in steps:
+            continue
+        left = [f"eval:{name}@{k}" for k in range(2, repeat + 1) if f"{name}@{k}" not in asked]
+        if left:
+            out[name] = (f"eval:{name} repeat={repeat}: eval:{name} is that trial's repeat 1 alone; name its other "
+                         f"repeats too ({' '.join(left[:3])}{' ...' if len(left) > 3 else ''}) or run every trial of "
+                         f"the run {repeat} times (eval:{run} repeat={repeat}); the trial was not run")
+    return out
+
+
 # ---- one task-running command per home, and how it stops ----
 
 def hold_home(argv: list[str]) -> None:

@@ -69,16 +69,26 @@ def _with_guesses(unknown: list[str], known) -> str:
     return ", ".join(one(n) for n in unknown)
 
 
+def field_problems(raw: dict, known: tuple[str, ...], required: tuple[str, ...], where: str) -> list[str]:
+    """What is wrong with the fields of a TOML table ``raw``: one line for fields outside ``known`` and one for
+    fields of ``required`` it lacks, each naming ``where``, the offending fields and the allowed ones."""
+    out = []
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        out.append(f"{where}: unknown field(s) {_with_guesses(unknown, known)}; known: {', '.join(known)}")
+    missing = [f for f in required if f not in raw]
+    if missing:
+        out.append(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(required)}")
+    return out
+
+
 def check_fields(raw: dict, known: tuple[str, ...], required: tuple[str, ...], where: str,
                  error: type[Exception] = ConfigError) -> None:
     """Refuse a TOML table ``raw`` with fields outside ``known`` or without every field of ``required``:
-    raises ``error`` naming ``where``, the offending fields and the allowed ones."""
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise error(f"{where}: unknown field(s) {_with_guesses(unknown, known)}; known: {', '.join(known)}")
-    missing = [f for f in required if f not in raw]
-    if missing:
-        raise error(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(required)}")
+    raises ``error`` with the first line of ``field_problems``."""
+    problems = field_problems(raw, known, required, where)
+    if problems:
+        raise error(problems[0])
 
 
 def parse_bytes(value: int | str) -> int:

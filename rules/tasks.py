@@ -22,6 +22,7 @@ from doit.tools import config_changed
 from rules import cli
 from rules.cli import agent_problem as _agent_problem
 from rules.cli import asked as _asked
+from rules.cli import repeats_left_out as _repeats_left_out
 from rules.cli import settings_given as _settings_given
 from rules.cli import settings_unused as _settings_unused
 from rules.cli import unknown_eval as _unknown_eval
@@ -336,7 +337,8 @@ def _gen_tasks(tier: str):
                "uptodate": [False], "doc": f"render, prove and publish the {tier} tier"}
         return
     yield from (_env_task(tier, env) for env in envs)
-    progress = Progress()  # of this command's proofs of the tier; its total is set below
+    # of this command's proofs of the tier: at most one per chosen task; the total known up front is set below
+    progress = Progress(most=len(selection.chosen))
     batch_of, specs = {}, {spec.name: spec for spec in selection.chosen}
     for name, members in module.batches(suite, selection.chosen, _jobs()).items():
         batch_of.update({m: f"batch:{tier}/{name}" for m in members})
@@ -783,10 +785,13 @@ def task_eval():
     tier = _suite_var()
     ctx = _eval_context(tier)
     names: set[str] = set()
-    for step in tiers.get(tier).eval_steps(ctx):
+    steps = list(tiers.get(tier).eval_steps(ctx))
+    refused = _repeats_left_out(_asked("eval"), {s.name for s in steps}, _whole("repeat", 1))
+    for step in steps:
         if step.name not in names:
             names.add(step.name)
-            yield _step_task(step)
+            yield ({"name": step.name, "doc": step.doc, "actions": [(_fail, [refused[step.name]])]}
+                   if step.name in refused else _step_task(step))
     for asked in _asked("eval"):
         if asked not in names:
             names.add(asked)

@@ -59,6 +59,35 @@ def test_a_bad_field_names_the_agent_the_field_and_what_is_allowed(raw, message)
     assert "agents.toml [tomo]" in str(err.value) and message in str(err.value)
 
 
+def test_a_broken_table_names_all_its_problems_at_once_and_the_file_all_its_broken_tables(tmp_path):
+    """A newcomer fixed an agent table one error at a time, each fix showing the next: every problem of the table
+    comes in one line, numbered, and a file with several broken tables names each."""
+    raw = {"image": "", "command": [], "netwrk": "none", "network": "wifi", "env": ["API KEY"], "usage": "magic",
+           "limits": {"timeout": 0}, "settings": {"Model": {"env": "M"}, "size": {"env": "SIZE", "deflt": "1"}}}
+    with pytest.raises(AgentError) as err:
+        parse_agent("tomo", raw, "agents.toml")
+    said = str(err.value)
+    assert said.startswith("agents.toml [tomo]: 9 problems: (1) unknown field(s) netwrk (network?)"), said
+    for part in ("(2) image must be a template name", "(3) command must not be empty",
+                 "(4) not environment variable names: API KEY", "(5) network 'wifi' is not one of",
+                 "(6) usage 'magic' is unknown", "(7) limits: cpus, memory, pids, timeout and disk must be positive",
+                 "(8) settings.Model: a setting name is lower-case", "(9) settings.size: unknown field(s) deflt"):
+        assert part in said, (part, said)
+    assert "\n" not in said
+    with pytest.raises(AgentError, match=r"^agents.toml \[tomo\]: network 'wifi' is not one of"):
+        parse_agent("tomo", {"image": "noop", "command": ["x"], "network": "wifi"}, "agents.toml")  # one: as it was
+    path = tmp_path / "agents.toml"
+    path.write_text('[noop]\nimage = "noop"\ncommand = ["true"]\n[a]\nimage = "noop"\n'
+                    '[b]\nimage = "noop"\ncommand = ["b"]\nnetwork = "wifi"\ncontainer = "box"\n')
+    with pytest.raises(AgentError) as err:
+        load_agents(path)
+    said = str(err.value)
+    assert said.startswith(f"{path}: 2 agent tables are badly defined: {path} [a]: missing field(s) command"), said
+    assert f" | {path} [b]: 2 problems: (1) network 'wifi'" in said and "(2) container 'box'" in said, said
+    broken: dict = {}
+    assert set(load_agents(path, broken=broken)) == {"noop"} and set(broken) == {"a", "b"}
+
+
 def test_unknown_agent_lists_the_known_ones(tmp_path):
     path = tmp_path / "agents.toml"
     path.write_text('[noop]\nimage = "noop"\ncommand = ["true"]\n[tomo]\nimage = "noop"\ncommand = ["tomo"]\n')
@@ -261,6 +290,35 @@ def test_eval_of_an_unknown_agent_names_the_known_ones_and_settings_make_the_run
     assert {"eval:aider", "eval:aider.openai-gpt-4o", "eval:noop"} <= listed, res.stdout
     res = run_doit(home, "eval:aider", "repeat=two", timeout=120)
     assert res.code != 0 and "repeat=two: give a whole number, 1 or more; nothing was run" in res.stderr
+
+
+def test_one_trial_named_with_repeat_is_refused_unless_its_repeats_are_named_too(tmp_path):
+    """`doit eval:noop/python-hello repeat=3` ran the trial's repeat 1 alone and dropped repeat=3 without a word
+    (seen by a newcomer): the trial is refused in one line naming its other repeats and the whole run's command."""
+    home = _home(tmp_path)
+    (home / "evals" / "aider" / "tasks" / "python-hello").mkdir(parents=True)
+    (home / "evals" / "aider" / "tasks" / "python-hello" / "task.json").write_text("{}")
+    (home / "evals" / "aider" / "manifest.json").write_text(json.dumps(
+        {"tier": "aider", "tasks": [{"task": "python-hello", "status": "kept"}]}))
+    res = run_doit(home, "eval:noop/python-hello", "repeat=3", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0 and ("eval:noop/python-hello repeat=3: eval:noop/python-hello is that trial's repeat 1 "
+                              "alone; name its other repeats too (eval:noop/python-hello@2 eval:noop/python-hello@3) "
+                              "or run every trial of the run 3 times (eval:noop repeat=3); the trial was not run") in said, said
+    assert not (home / "evals" / "aider" / "runs" / "noop" / "python-hello").exists()
+    listed = run_doit(home, "list", "--all", "eval", "repeat=3", timeout=120)
+    assert "eval:noop/python-hello@3" in listed.stdout, listed.stdout  # each repeat is a trial of its own
+
+
+def test_repeats_left_out_names_only_a_trial_asked_without_its_repeats():
+    from rules.cli import repeats_left_out
+
+    steps = {"noop", "noop/a", "noop/a@2", "noop/a@3", "noop/b", "noop/b@2", "noop/b@3"}
+    assert repeats_left_out(["noop/a"], steps, 1) == {}  # repeat=1: the trial is the whole ask
+    assert repeats_left_out(["noop", "noop/a@2", "noop/x"], steps, 3) == {}  # a run, one repeat, an unknown trial
+    assert repeats_left_out(["noop/a", "noop/a@2", "noop/a@3"], steps, 3) == {}  # every repeat named
+    refused = repeats_left_out(["noop/a", "noop/a@3", "noop/b"], steps, 3)
+    assert set(refused) == {"noop/a", "noop/b"} and "(eval:noop/a@2)" in refused["noop/a"], refused
 
 
 def test_ci_runs_exactly_the_readme_test_command_in_the_projects_virtual_environment():

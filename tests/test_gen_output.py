@@ -21,6 +21,29 @@ def test_the_eta_clock_starts_at_the_first_proof_not_when_the_tasks_were_made(mo
     assert "[prove 1/3] python-hello: kept in 10.0s | kept 1 | 10s elapsed, ~20s left" in out.getvalue(), out.getvalue()
 
 
+def test_the_prove_count_states_its_total_up_front_and_never_raises_it(monkeypatch):
+    """A newcomer watched `[prove 41/41]`, `[prove 42/42]`: proofs nobody could count up front (a render that
+    changed during the run) raised the total with each. The first proof says how many are known and how many
+    there can be at most; a count past the known total says so, and gives no ETA it cannot know."""
+    now = [0.0]
+    monkeypatch.setattr(build.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    progress = build.Progress(total=1, most=3, out=out)
+    for n, task in enumerate(("a", "b", "c"), 1):
+        now[0] = 10.0 * n
+        progress.done({"task": task, "status": "kept", "seconds": 10.0})
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("[prove] 1 of the 3 chosen tasks need a proof now; another is proved too when its render or "
+                        "image changes during this run, so the count may pass 1 (at most 3)"), lines
+    assert lines[1].startswith("[prove 1/1] a: kept"), lines
+    assert lines[2].startswith("[prove 2, past the 1 known up front, at most 3] b: kept"), lines
+    assert lines[3].startswith("[prove 3, past the 1 known up front, at most 3] c: kept") and "left" not in lines[3]
+    quiet = io.StringIO()
+    whole = build.Progress(total=2, most=2, out=quiet)  # every proof known up front: nothing more to say
+    whole.done({"task": "a", "status": "kept", "seconds": 1.0})
+    assert quiet.getvalue().startswith("[prove 1/2] a: kept"), quiet.getvalue()
+
+
 def test_the_summary_says_what_the_tasks_outside_every_selection_are():
     """A newcomer read `not rendered 207 unproven` as 207 failures: the row says they are outside every
     selection so far, not a failure, and how to prove them, after the languages."""

@@ -122,6 +122,17 @@ def test_an_environment_built_from_another_commit_says_so_in_its_digest_alone():
     assert len({e.digest() for e in ENVS}) == len(ENVS)
 
 
+def test_requests_27_excludes_24s_network_tests_and_three_more_in_the_order_its_images_were_built_with():
+    """requests 2.7's list is derived from 2.4's; its entry's digest names the image built when the list was
+    written out whole (a change of order or content would rebuild it and prove its tasks again)."""
+    from rules.tiers.swe.envs import requests
+
+    assert set(requests._NET_24) < set(requests._NET_27) and len(requests._NET_27) == len(requests._NET_24) + 3
+    assert list(requests._NET_27) == sorted(requests._NET_27)
+    assert "test_requests.py::test_urllib3_retries" in requests._NET_27
+    assert swebench.env_for("psf/requests", "2.7").digest() == "4d8d18863e043e1d"
+
+
 # ---- the repositories folder: each README layout, tried in turn (no Docker) ----
 
 def _init(path: Path, bare: bool = False) -> Path:
@@ -459,3 +470,34 @@ def test_a_repository_that_cannot_be_reached_is_no_rejection_and_the_fix_works(t
     assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
     render = json.loads((home / ".lab" / "build" / "swe" / "lab__calc-1" / "render.json").read_text())
     assert render["error"] is None
+
+
+# ---- the dataset file: a bad record is named by file and line (no Docker) ----
+
+def test_a_malformed_dataset_record_is_named_by_its_file_and_line(tmp_path):
+    """A newcomer's dataset with one bad record stopped gen with the JSON parser's words alone (or a KeyError's
+    field, or an AttributeError for a record that is no object): which file, which line, was theirs to find."""
+    _, records = make_calc(tmp_path / "src")
+    good = [json.dumps(r) for r in records]
+    cases = {
+        "broken.jsonl": (good[0] + "\n\n" + good[1] + "\n{oops\n", ":4: not JSON (Expecting property name"),
+        "field.jsonl": (good[0] + "\n" + json.dumps({k: v for k, v in records[1].items() if k != "repo"}),
+                        ":2: lab__calc-2: the dataset record has no field 'repo'; fix or remove that record"),
+        "noid.jsonl": (json.dumps({k: v for k, v in records[0].items() if k != "instance_id"}),
+                       ":1: the record has no field 'instance_id'"),
+        "array.jsonl": (good[0] + "\n[1, 2]\n", ":2: the record is an array, not a JSON object"),
+        "names.json": ("[\n" + good[0] + ",\n" + good[1] + ",\n" + json.dumps({**records[2], "PASS_TO_PASS": "x"}) + "\n]",
+                       ":4: lab__calc-3: PASS_TO_PASS is not a JSON list of test names"),
+        "number.json": ("[" + good[0] + ",\n\n 7]", ":3: the record is a number"),
+        "cut.json": ("[\n" + good[0] + ",\n" + good[1][:40], ":3: not JSON ("),
+        "extra.json": ("[" + good[0] + "]\n\n]", ":3: not JSON (more text after the array's closing ])"),
+    }
+    for name, (text, said) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(Rejected) as exc:
+            swebench.load_dataset(tmp_path / name)
+        assert str(exc.value).startswith(f"dataset {tmp_path / name}{said}"), (name, str(exc.value))
+    (tmp_path / "whole.json").write_text("[\n" + ",\n".join(good) + "\n]\n")
+    whole = swebench.load_dataset(tmp_path / "whole.json")
+    assert whole == swebench.load_dataset(tmp_path / "src" / "data.jsonl") and list(whole) == [
+        "lab__calc-1", "lab__calc-2", "lab__calc-3"]

@@ -130,3 +130,72 @@ def test_an_instance_whose_test_is_nowhere_is_rejected_naming_it(tmp_path):
     env = golang.env_for("lab/calcgo", "0.1", {"lab/calcgo": {"0.1": "1.23.8"}})
     with pytest.raises(Rejected, match="TestMissing"):
         render(inst, env, golang.runner(), str(repos))
+
+
+def test_instances_are_chosen_as_the_swe_tier_chooses_them_langs_before_limit(tmp_path):
+    """One function chooses both tiers' instances (``swebench.select``): swe-multi's ``langs=`` narrows the
+    choice before ``limit=`` takes its first N, and a ``limit=`` that is no whole number above 0 is refused."""
+    from fixture_swe_multi import GO_TOOLCHAIN
+    from rules.config import Limits, Suite
+    from rules.tiers.swe_multi import SweMultiTier
+
+    repos, _ = make_calcgo(tmp_path)
+    suite = Suite("swe-multi", "", "", (), prove=Limits(), table={
+        "dataset": str(tmp_path / "data.jsonl"), "instances": ["lab__calcgo-2", "lab__calcgo-1"], "repos": str(repos),
+        "languages": {"lab/calcgo": "go"}, "toolchains": {"lab/calcgo": {"0.1": GO_TOOLCHAIN}}})
+
+    def chosen(**given):
+        return [s.name for s in SweMultiTier().tasks(suite, lambda n, d=None: given.get(n, d)).chosen]
+
+    assert chosen() == ["lab__calcgo-2", "lab__calcgo-1"]  # suite.toml's order
+    assert chosen(all="1", limit="1") == ["lab__calcgo-1"]  # the dataset's order
+    assert chosen(langs="rust") == [] and chosen(langs="go", limit="1") == ["lab__calcgo-2"]
+    for bad in ("0", "x", "²"):  # "²" is a digit to str.isdigit, and int() refuses it
+        with pytest.raises(Rejected, match=f"limit={bad}: give a whole number of instances, 1 or more"):
+            chosen(limit=bad)
+    with pytest.raises(Rejected, match="instances=: not in the dataset: lab__nope-1"):
+        chosen(instances="lab__calcgo-1,lab__nope-1")
+    with pytest.raises(Rejected, match="langs=: unknown klingon"):
+        chosen(langs="klingon")
+
+
+def test_select_narrows_before_the_limit_and_tells_the_filter_whether_ids_were_named():
+    data = {f"x-{n}": None for n in range(1, 5)}
+    suite = SimpleNamespace(table={"instances": ["x-3", "x-9", "x-1"]})  # x-9: not in the dataset, left out
+    seen = []
+
+    def odd(ids, named):
+        seen.append(named)
+        return [i for i in ids if int(i[-1]) % 2]
+
+    var = lambda given: (lambda n, d=None: given.get(n, d))  # noqa: E731
+    assert swebench.select(data, suite, var({})) == ["x-3", "x-1"]
+    assert swebench.select(data, suite, var({"all": "1", "limit": "1"}), odd) == ["x-1"] and seen == [False]
+    assert swebench.select(data, suite, var({"instances": "x-2,x-3", "limit": "5"}), odd) == ["x-3"]
+    assert seen == [False, True]
+
+
+def test_a_clone_missing_an_object_is_lab_side_in_both_swe_tiers(tmp_path, monkeypatch):
+    """Both tiers read an instance through ``swebench.checkout``: GitPython's ValueError for an object the clone
+    lacks is Unavailable (nothing recorded against the instance), where the swe tier's render used to crash."""
+    from fixture_swe import calc_env, make_calc
+    from rules import upstream
+    from rules.tier import Unavailable
+
+    py_repos, _ = make_calc(tmp_path / "py")
+    go_repos, _ = make_calcgo(tmp_path / "go")
+    py = swebench.load_dataset(tmp_path / "py" / "data.jsonl")["lab__calc-1"]
+    go = swebench.load_dataset(tmp_path / "go" / "data.jsonl")["lab__calcgo-1"]
+    runner = golang.runner()
+    env = runner.env_for(go.repo, go.version, {"lab/calcgo": {"0.1": "1.23.8"}})
+    assert swebench.render(py, calc_env(), str(py_repos)).task_files["workspace.tar"]
+    assert render(go, env, runner, str(go_repos)).task_files["workspace.tar"]
+
+    def lacking(*args):
+        raise ValueError("SHA b'0123' could not be resolved")
+
+    monkeypatch.setattr(upstream, "tree_tar", lacking)
+    with pytest.raises(Unavailable, match="lacks a file of lab/calc at .*the clone is not whole"):
+        swebench.render(py, calc_env(), str(py_repos))
+    with pytest.raises(Unavailable, match="lacks a file of lab/calcgo at .*the clone is not whole"):
+        render(go, env, runner, str(go_repos))

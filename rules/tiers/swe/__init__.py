@@ -16,7 +16,7 @@ from rules.tiers.swe import swebench
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.files import files_below, read_json
 from rules.records import TASK_FORMAT
-from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
+from rules.tier import EvalContext, ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier
 
 TIER = swebench.TIER
 PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", groups="repos", passed="resolved",
@@ -41,33 +41,17 @@ class SweTier(Tier):
         from rules import images
 
         data = swebench.load_dataset(swebench.dataset_path(suite, var))
-        raw_ids = var("instances")
-        if raw_ids:
-            ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
-            unknown = [i for i in ids if i not in data]
-            if unknown:
-                raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
-        elif flag(var, "all"):
-            ids = list(data)
-        else:
-            ids = [i for i in suite.table.get("instances", []) if i in data]
         subset = self.subset(suite, var)
-        if subset is not None:
+
+        def in_subset(ids: list[str], named: bool) -> list[str]:
             name, members = subset
             outside = [i for i in ids if i not in members]
-            if raw_ids and outside:
+            if named and outside:
                 raise Rejected(f"instances=: not in subset={name}: {', '.join(outside[:5])}; leave them out, or drop "
                                "subset=")
-            ids = [i for i in ids if i in members]
-        raw_limit = var("limit")
-        if raw_limit is not None:
-            try:
-                limit = int(raw_limit)
-            except ValueError:
-                limit = 0
-            if limit < 1:
-                raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
-            ids = ids[:limit]
+            return [i for i in ids if i in members]
+
+        ids = swebench.select(data, suite, var, in_subset if subset is not None else None)
         repos = var("repos") or suite.table.get("repos") or None
         templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
         envs = swebench.environments(suite)

@@ -171,7 +171,12 @@ def _names(value, where: str) -> tuple[str, ...]:
 
 
 def _instance(raw: dict) -> Instance:
-    iid = str(raw.get("instance_id", "?"))
+    if not isinstance(raw, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(raw), "a number")
+        raise Rejected(f"the record is {kind}, not a JSON object of SWE-bench's fields")
+    if "instance_id" not in raw:
+        raise Rejected("the record has no field 'instance_id'")
+    iid = str(raw["instance_id"])
     try:
         return Instance(
             id=iid, repo=raw["repo"], base_commit=raw["base_commit"], patch=raw["patch"],
@@ -185,12 +190,52 @@ def _instance(raw: dict) -> Instance:
         raise Rejected(f"{iid}: the dataset record has no field {exc.args[0]!r}") from None
 
 
+class _NotJSON(ValueError):
+    """A dataset's text stops being JSON at ``line``: ``detail`` says how."""
+
+    def __init__(self, line: int, detail: str):
+        super().__init__(detail)
+        self.line, self.detail = line, detail
+
+
+def _records(text: str):
+    """The records of a dataset's text, each with the line it starts on: (line, value) for each line of JSONL, or
+    for each element of one JSON array. Raises _NotJSON naming the line where the text stops being JSON."""
+    if not text.lstrip().startswith("["):
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    yield n, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise _NotJSON(n, f"{exc.msg}, column {exc.colno}") from None
+        return
+    decoder, space = json.JSONDecoder(), re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+    at = space.match(text, text.index("[") + 1).end()
+    line, counted = 1, 0
+    try:
+        while text[at:at + 1] != "]":
+            line, counted = line + text.count("\n", counted, at), at
+            value, end = decoder.raw_decode(text, at)
+            yield line, value
+            at = space.match(text, end).end()
+            if text[at:at + 1] == ",":
+                at = space.match(text, at + 1).end()
+            elif text[at:at + 1] != "]":
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+    except json.JSONDecodeError as exc:
+        raise _NotJSON(exc.lineno, f"{exc.msg}, column {exc.colno}") from None
+    rest = space.match(text, at + 1).end()
+    if rest < len(text):
+        raise _NotJSON(text.count("\n", 0, rest) + 1, "more text after the array's closing ]")
+
+
 _DATASETS: dict[tuple[str, float], dict[str, Instance]] = {}
 
 
 def load_dataset(path: Path) -> dict[str, Instance]:
     """The instances of a dataset file (JSONL, or one JSON array), by instance id, in file order. Raises
-    Rejected naming the file and the fix when it is missing or unreadable."""
+    Rejected naming the file and the fix when it is missing or unreadable, and the file and line of a record
+    that is not JSON or not a SWE-bench record."""
     path = Path(path)
     try:
         key = (str(path), path.stat().st_mtime)
@@ -200,15 +245,17 @@ def load_dataset(path: Path) -> dict[str, Instance]:
     if key in _DATASETS:
         return _DATASETS[key]
     text = path.read_text(encoding="utf-8")
-    try:
-        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()
-                                                                       if line.strip()]
-    except ValueError as exc:
-        raise Rejected(f"dataset {path} is neither JSONL nor a JSON array: {exc}") from None
     out = {}
-    for row in rows:
-        inst = _instance(row)
-        out[inst.id] = inst
+    try:
+        for line, row in _records(text):
+            try:
+                inst = _instance(row)
+            except Rejected as exc:
+                raise Rejected(f"dataset {path}:{line}: {exc}; fix or remove that record") from None
+            out[inst.id] = inst
+    except _NotJSON as exc:
+        raise Rejected(f"dataset {path}:{exc.line}: not JSON ({exc.detail}); a dataset is JSONL (one record a line) "
+                       "or one JSON array of records") from None
     _DATASETS[key] = out
     return out
 
@@ -350,6 +397,40 @@ def dataset_path(suite: Suite, var: Callable = lambda name, default=None: defaul
     return p if p.is_absolute() else ROOT / p
 
 
+def select(data: dict[str, Instance], suite: Suite, var: Callable,
+           narrow: Callable[[list[str], bool], list[str]] | None = None) -> list[str]:
+    """The instance ids a gen command chooses among ``data`` (a dataset, by id in file order; ``var`` reads the
+    command line): ``instances=ID,ID``, else every one with ``all=1``, else suite.toml's ``instances`` that the
+    dataset has; then ``narrow(ids, named)`` when given (a tier's own filter, e.g. ``subset=`` or ``langs=``;
+    ``named``: the ids came from ``instances=``); then the first N of them with ``limit=N``. Raises Rejected
+    (one line) for an id of ``instances=`` the dataset lacks and a ``limit=`` that is no whole number above 0,
+    and SystemExit for a bad ``all=`` (``rules.tier.flag``)."""
+    from rules.tier import flag
+
+    raw_ids = var("instances")
+    if raw_ids:
+        ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
+        unknown = [i for i in ids if i not in data]
+        if unknown:
+            raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
+    elif flag(var, "all"):
+        ids = list(data)
+    else:
+        ids = [i for i in suite.table.get("instances", []) if i in data]
+    if narrow is not None:
+        ids = narrow(ids, bool(raw_ids))
+    raw_limit = var("limit")
+    if raw_limit is not None:
+        try:
+            limit = int(raw_limit)
+        except ValueError:
+            limit = 0
+        if limit < 1:
+            raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
+        ids = ids[:limit]
+    return ids
+
+
 # ---- rendering ----
 
 def shadow_dirs(test_files: list[str], base_files: set[str]) -> list[str]:
@@ -360,21 +441,38 @@ def shadow_dirs(test_files: list[str], base_files: set[str]) -> list[str]:
             if p.endswith(".py") and not any(b.startswith(p[:-3] + "/") for b in base_files)]
 
 
-def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
-    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.tiers.aider.exercises.Rendered``:
-    task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
-    ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
-    environment for its repository and version, a patch that does not apply, test names without an id) and
-    Unavailable (its repository cannot be cloned or is not under ``repos``)."""
+@dataclass(frozen=True)
+class Checkout:
+    """An instance as its repository has it: ``repo`` (the clone), ``tar`` (the work tree at the base commit),
+    ``gold`` and ``tests_after`` (path → content the gold and test patches leave; None: deleted), ``when`` (the base
+    commit's time, epoch seconds), ``base_files`` (the paths of the base tree's files and links) and ``small``
+    (path → content of the base tree's regular files asked for by name, e.g. pytest's settings files)."""
+
+    repo: Path
+    tar: bytes
+    gold: dict
+    tests_after: dict
+    when: int
+    base_files: frozenset
+    small: dict
+
+    @property
+    def date(self) -> str:
+        """The base commit's time as the prompt gives it (UTC, ``2020-01-31T12:00:00+0000``)."""
+        return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(self.when))
+
+
+def checkout(inst: Instance, repos: str | None, *, reference: bool = True, read: tuple[str, ...] = ()) -> Checkout:
+    """Read ``inst`` from its repository (``repo_dir``; writes nothing): the base tree, the files its patches leave,
+    and the base tree's regular files named in ``read``. With ``reference`` (its gold patch is to be the task's
+    reference solution) a gold patch that deletes files is refused. Raises Rejected (a commit missing, a patch that
+    does not apply, a deletion) and Unavailable (the repository is not under ``repos`` and cannot be cloned, or
+    the clone lacks an object of the tree: lab's side, never recorded as the instance's rejection)."""
     import io
     import tarfile
 
-    from rules.tiers.aider.exercises import Rendered
-    from rules.render import render as render_template
     from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
 
-    if env is None:
-        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/envs/, one module per repository) nor in evals/swe/suite.toml [envs.NAME]")
     try:
         repo = repo_dir(inst.repo, repos)
     except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection
@@ -386,11 +484,53 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
         when = commit_time(repo, inst.base_commit)
     except UpstreamError as exc:
         raise Rejected(str(exc)) from None
-    if any(v is None for v in gold.values()):
+    except ValueError as exc:  # GitPython: an object of the tree is not in the clone
+        raise Unavailable(f"{repo} lacks a file of {inst.repo} at {inst.base_commit[:12]} ({exc}): the clone is not "
+                          "whole (a snapshot without its large files?); give repos= a full clone") from None
+    if reference and any(v is None for v in gold.values()):
         raise Rejected("the gold patch deletes files; lab lays reference solutions as files only")
     with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
-        base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
-        small = {n: tf.extractfile(n).read() for n in INI_FILES if n in base_files and tf.getmember(n).isfile()}
+        base_files = frozenset(m.name for m in tf.getmembers() if m.isfile() or m.issym())
+        small = {n: tf.extractfile(n).read() for n in read if n in base_files and tf.getmember(n).isfile()}
+    return Checkout(repo, tar, gold, tests_after, when, base_files, small)
+
+
+def assemble(co: Checkout, test_patch: str, context: dict, check: str, meta: TaskMeta, pretest: str | None = None):
+    """A swe-style task (``rules.tiers.aider.exercises.Rendered``) from what a tier's render worked out: ``prompt.txt``
+    and ``setup.sh`` (the templates ``swe/prompt.txt.j2``, ``swe/setup.sh.j2``), ``check.sh`` (the template ``check``
+    with ``holdout`` true), ``pretest`` as ``pretest.sh`` when given, the work tree ``workspace.tar``, the held-out
+    ``holdout/test.patch``, ``task.json`` (``meta``); answer files: the files of the gold patch of ``co``. The
+    templates see ``context``."""
+    from rules.render import render as render_template
+    from rules.tiers.aider.exercises import Rendered
+
+    out = Rendered()
+    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
+    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
+    out.task_files["check.sh"] = (render_template(check, holdout=True, **context).encode(), 0o755)
+    if pretest:  # only lab reads it (rules.tiers.swe.swerun): the task folder never reaches an agent's container
+        out.task_files[PRETEST] = (pretest.encode(), 0o755)
+    out.task_files["workspace.tar"] = (co.tar, 0o644)
+    out.task_files["holdout/test.patch"] = (test_patch.encode(), 0o644)
+    out.task_files["task.json"] = meta.file()
+    for path, data in co.gold.items():
+        out.answer_files[path] = (data, 0o644)
+    out.meta = meta.to_json()
+    return out
+
+
+def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int = 900):
+    """Render ``inst`` into a task (reads its repository; writes nothing). Returns ``rules.tiers.aider.exercises.Rendered``:
+    task files ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``, ``workspace.tar`` and
+    ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them. Raises Rejected (no
+    environment for its repository and version, a patch that does not apply, test names without an id) and
+    Unavailable (its repository cannot be cloned or is not under ``repos``, or its clone is not whole)."""
+    from rules.render import render as render_template
+
+    if env is None:
+        raise Rejected(f"no environment for {inst.repo} {inst.version} in lab's table (rules/tiers/swe/envs/, one module per repository) nor in evals/swe/suite.toml [envs.NAME]")
+    co = checkout(inst, repos, read=INI_FILES)
+    tests_after, base_files = co.tests_after, co.base_files
     py_tests = {p: (data or b"").decode("utf-8", errors="replace") for p, data in tests_after.items()
                 if p.endswith(".py") and data is not None}
     runner = runner_for(env.runner)
@@ -408,12 +548,11 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
     files = runner.run_files(inst, py_tests)
     if not files:
         raise Rejected("the test patch touches none of the files its FAIL_TO_PASS/PASS_TO_PASS tests live in")
-    inifile = _inifile(small)
+    inifile = _inifile(co.small)
     touched = patch_paths(inst.test_patch)
     major, minor = (inst.version.split(".") + ["0"])[:2]
-    date = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(when))
     context = dict(
-        task=inst.id, repo=inst.repo, repo_version=inst.version, date=date, problem_statement=inst.problem_statement,
+        task=inst.id, repo=inst.repo, repo_version=inst.version, date=co.date, problem_statement=inst.problem_statement,
         settings_files=[inifile] if inifile else [], inifile=inifile, test_patch_files=touched,
         test_patch_base_files=[p for p in touched if p in base_files], test_files=files,
         shadow_dirs=shadow_dirs(sorted(set(touched) | set(files)), base_files),
@@ -433,28 +572,18 @@ def render(inst: Instance, env: Env | None, repos: str | None, test_timeout: int
             # no group of this tier: kept in task.json only, so the task digests of stored trials still match
             "language": "python", "exercise": inst.id,
             "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name, "image": env.tag,
-            "test_patch_files": touched, "gold_files": sorted(gold),
+            "test_patch_files": touched, "gold_files": sorted(co.gold),
             "fail_to_pass": [ids[n] for n in inst.fail_to_pass], "pass_to_pass": [ids[n] for n in inst.pass_to_pass],
             "test_names": {ids[n]: n for n in inst.fail_to_pass + inst.pass_to_pass},
             "truncated": sorted(ids[n] for n in inst.fail_to_pass + inst.pass_to_pass if runner.stands_for(n)),
             "excluded": excluded,  # dataset test names lab never expects (they need a network, or are no test)
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
         })
-    out = Rendered()
-    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
-    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
-    out.task_files["check.sh"] = (render_template("swe/check.sh.j2", holdout=True, **context).encode(), 0o755)
     # the agent-visible tests, for measuring an attempt's plausibility (never the held-out ones): pretest.sh
-    out.pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
-                   if pre_existing else None)
-    if out.pretest:  # only lab reads it (rules.tiers.swe.swerun): the task folder never reaches an agent's container
-        out.task_files[PRETEST] = (out.pretest.encode(), 0o755)
-    out.task_files["workspace.tar"] = (tar, 0o644)
-    out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
-    out.task_files["task.json"] = meta.file()
-    for path, data in gold.items():
-        out.answer_files[path] = (data, 0o644)
-    out.meta = meta.to_json()
+    pretest = (render_template("swe/check.sh.j2", **{**context, "holdout": False, "test_files": pre_existing})
+               if pre_existing else None)
+    out = assemble(co, inst.test_patch, context, "swe/check.sh.j2", meta, pretest)
+    out.pretest = pretest
     return out
 
 

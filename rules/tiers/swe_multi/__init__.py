@@ -37,7 +37,7 @@ from typing import Callable
 
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.records import TASK_FORMAT
-from rules.tier import ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier, flag
+from rules.tier import ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier
 from rules.tiers.swe_multi import languages
 from rules.tiers.swe_multi.env import IMAGE_PREFIX
 from rules.tiers.swe_multi.render import GROUPS, RENDER, TIER
@@ -72,30 +72,19 @@ class SweMultiTier(Tier):
 
         dataset = swebench.dataset_path(suite, var)
         data = swebench.load_dataset(dataset)
-        raw_ids = var("instances")
-        if raw_ids:
-            ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
-            unknown = [i for i in ids if i not in data]
-            if unknown:
-                raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
-        elif flag(var, "all"):
-            ids = list(data)
-        else:
-            ids = [i for i in suite.table.get("instances", []) if i in data]
-        raw_langs = var("langs")
-        if raw_langs:
+
+        def in_langs(ids: list[str], named: bool) -> list[str]:
+            raw_langs = var("langs")
+            if not raw_langs:
+                return ids
             langs = {x.strip() for x in raw_langs.split(",") if x.strip()}
             bad = sorted(langs - set(languages.NAMES))
             if bad:
                 raise Rejected(f"langs=: unknown {', '.join(bad)}; give some of {', '.join(languages.NAMES)}")
             extra = dict(suite.table.get("languages") or {})
-            ids = [i for i in ids if languages.language(data[i].repo, extra) in langs]
-        raw_limit = var("limit")
-        if raw_limit is not None:
-            limit = int(raw_limit) if str(raw_limit).isdigit() else 0
-            if limit < 1:
-                raise Rejected(f"limit={raw_limit}: give a whole number of instances, 1 or more")
-            ids = ids[:limit]
+            return [i for i in ids if languages.language(data[i].repo, extra) in langs]
+
+        ids = swebench.select(data, suite, var, in_langs)
         repos = var("repos") or suite.table.get("repos") or None
         templates = tuple(str(p) for p in sorted((TEMPLATES / "swe_multi").rglob("*.j2"))
                           if p.name != "env.Dockerfile.j2") + (

@@ -3,13 +3,10 @@ commit, the prompt, setup.sh, the held-out test patch, the gold patch as the ref
 runner's own (where the tests are, how check.sh runs them: ``Runner``)."""
 from __future__ import annotations
 
-import io
-import tarfile
-import time
 from dataclasses import dataclass
 from typing import Callable
 
-from rules.tier import Rejected, Unavailable
+from rules.tier import Rejected
 from rules.tiers.swe import swebench
 from rules.tiers.swe_multi.env import Env
 from rules.tiers.swe_multi.languages import NAMES
@@ -43,37 +40,26 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     ``rules.tiers.aider.exercises.Rendered``: ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``,
     ``workspace.tar``, ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them.
     Raises Rejected (a patch that does not apply, tests that cannot be found) and Unavailable (its repository
-    is not under ``repos`` and cannot be cloned)."""
+    is not under ``repos`` and cannot be cloned, or its clone is not whole)."""
     from rules.records import TaskMeta
-    from rules.render import render as render_template
-    from rules.tiers.aider.exercises import Rendered
-    from rules.upstream import UpstreamError
 
-    try:
-        repo = swebench.repo_dir(inst.repo, repos)
-    except UpstreamError as exc:  # lab's side, not the instance's: never recorded as its rejection
-        raise Unavailable(str(exc)) from None
-    tar, gold, tests_after, when = _read(repo, inst)
-    if any(v is None for v in gold.values()):
-        raise Rejected("the gold patch deletes files; lab lays reference solutions as files only")
+    co = swebench.checkout(inst, repos)
     if not inst.fail_to_pass:
         raise Rejected("the instance has no FAIL_TO_PASS test: nothing would tell its fix from the base")
-    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
-        base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
-    fields, parents, test_cmd, _ = runner.tests(inst, tar, tests_after, base_files)
+    fields, parents, test_cmd, _ = runner.tests(inst, co.tar, co.tests_after, co.base_files)
     touched = swebench.patch_paths(inst.test_patch)
     names = list(inst.fail_to_pass) + [n for n in inst.pass_to_pass if n not in inst.fail_to_pass]
     context = dict(
         task=inst.id, repo=inst.repo, repo_version=inst.version, problem_statement=inst.problem_statement,
-        date=time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(when)), language_name=NAMES[runner.language],
-        test_patch_files=touched, test_patch_base_files=[p for p in touched if p in base_files],
+        date=co.date, language_name=NAMES[runner.language],
+        test_patch_files=touched, test_patch_base_files=[p for p in touched if p in co.base_files],
         runner_dir=runner.template_dir, test_timeout=test_timeout, **fields)
     meta = TaskMeta(
         task=inst.id, tier=TIER, groups={"repo": inst.repo, "language": runner.language}, report=runner.report,
         test_files=touched, solution_files=[], test_cmd=test_cmd, graded="patch",
         extra={
             "exercise": inst.id, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
-            "image": env.tag, "test_patch_files": touched, "gold_files": sorted(gold),
+            "image": env.tag, "test_patch_files": touched, "gold_files": sorted(co.gold),
             "fail_to_pass": list(inst.fail_to_pass), "pass_to_pass": [n for n in inst.pass_to_pass
                                                                        if n not in inst.fail_to_pass],
             "test_names": {n: n for n in names},  # a Go test's report id is its dataset name
@@ -86,45 +72,11 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
             # never runs the base): its PASS_TO_PASS tests cannot pass there (rules.tiers.swe.swebench.prove)
             "base_may_not_build": True,
         })
-    out = Rendered()
-    out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
-    out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
-    out.task_files["check.sh"] = (render_template("swe_multi/check.sh.j2", holdout=True, **context).encode(), 0o755)
-    out.task_files["workspace.tar"] = (tar, 0o644)
-    out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
-    out.task_files["task.json"] = meta.file()
-    for path, data in gold.items():
-        out.answer_files[path] = (data, 0o644)
-    out.meta = meta.to_json()
-    return out
+    return swebench.assemble(co, inst.test_patch, context, "swe_multi/check.sh.j2", meta)
 
 
 def image_inputs(inst: swebench.Instance, runner: Runner, repos: str | None):
     """What ``runner.build`` needs of ``inst`` besides its environment (Go: the test packages to compile into
     the image's build cache), from its repository. Raises Rejected or Unavailable as ``render``."""
-    from rules.upstream import UpstreamError
-
-    try:
-        repo = swebench.repo_dir(inst.repo, repos)
-    except UpstreamError as exc:
-        raise Unavailable(str(exc)) from None
-    tar, _, tests_after, _ = _read(repo, inst)
-    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
-        base_files = {m.name for m in tf.getmembers() if m.isfile() or m.issym()}
-    return repo, runner.tests(inst, tar, tests_after, base_files)[3]
-
-
-def _read(repo, inst: swebench.Instance):
-    """``inst``'s base tree (a tar), the files its gold and test patches leave, and its base commit's time, from
-    the clone ``repo``. Raises Rejected (a commit missing, a patch that does not apply) and Unavailable (the clone
-    lacks an object of the tree: a copy made without its large files, lab's side, never the instance's)."""
-    from rules.upstream import UpstreamError, commit_time, patched_files, tree_tar
-
-    try:
-        return (tree_tar(repo, inst.base_commit), patched_files(repo, inst.base_commit, inst.patch),
-                patched_files(repo, inst.base_commit, inst.test_patch), commit_time(repo, inst.base_commit))
-    except UpstreamError as exc:
-        raise Rejected(str(exc)) from None
-    except ValueError as exc:  # GitPython: an object of the tree is not in the clone
-        raise Unavailable(f"{repo} lacks a file of {inst.repo} at {inst.base_commit[:12]} ({exc}): the clone is not "
-                          "whole (a snapshot without its large files?); give repos= a full clone") from None
+    co = swebench.checkout(inst, repos, reference=False)
+    return co.repo, runner.tests(inst, co.tar, co.tests_after, co.base_files)[3]

@@ -129,39 +129,11 @@ RequestsTestCase::test_unicode_multipart_post RequestsTestCase::test_uppercase_s
 RequestsTestCase::test_urlencoded_get_query_multivalued_param RequestsTestCase::test_user_agent_transfers
 TestTimeout::test_encoded_methods TestTimeout::test_none_timeout TestTimeout::test_read_timeout
 TestTimeout::test_stream_timeout""")
-_NET_27 = _named("test_requests.py", """
-RequestsTestCase::test_BASICAUTH_TUPLE_HTTP_200_OK_GET RequestsTestCase::test_DIGESTAUTH_QUOTES_QOP_VALUE
-RequestsTestCase::test_DIGESTAUTH_WRONG_HTTP_401_GET RequestsTestCase::test_DIGEST_AUTH_RETURNS_COOKIE
-RequestsTestCase::test_DIGEST_AUTH_SETS_SESSION_COOKIES RequestsTestCase::test_DIGEST_HTTP_200_OK_GET
-RequestsTestCase::test_DIGEST_STREAM RequestsTestCase::test_HTTP_200_OK_GET_ALTERNATIVE
-RequestsTestCase::test_HTTP_200_OK_GET_WITH_MIXED_PARAMS RequestsTestCase::test_HTTP_200_OK_GET_WITH_PARAMS
-RequestsTestCase::test_HTTP_200_OK_HEAD RequestsTestCase::test_HTTP_200_OK_PUT
-RequestsTestCase::test_HTTP_302_ALLOW_REDIRECT_GET RequestsTestCase::test_POSTBIN_GET_POST_FILES
-RequestsTestCase::test_POSTBIN_GET_POST_FILES_WITH_DATA
-RequestsTestCase::test_auth_is_retained_for_redirect_on_host
-RequestsTestCase::test_auth_is_stripped_on_redirect_off_host RequestsTestCase::test_basicauth_with_netrc
-RequestsTestCase::test_cookie_persists_via_api RequestsTestCase::test_cookie_quote_wrapped
-RequestsTestCase::test_cookie_removed_on_expire RequestsTestCase::test_cookie_sent_on_redirect
-RequestsTestCase::test_custom_content_type RequestsTestCase::test_decompress_gzip
-RequestsTestCase::test_different_encodings_dont_break_post RequestsTestCase::test_fixes_1329
-RequestsTestCase::test_generic_cookiejar_works RequestsTestCase::test_header_remove_is_case_insensitive
-RequestsTestCase::test_history_is_always_a_list RequestsTestCase::test_json_param_post_content_type_works
-RequestsTestCase::test_manual_redirect_with_partial_body_read RequestsTestCase::test_mixed_case_scheme_acceptable
-RequestsTestCase::test_param_cookiejar_works RequestsTestCase::test_params_are_merged_case_sensitive
-RequestsTestCase::test_prepared_from_session RequestsTestCase::test_prepared_request_hook
-RequestsTestCase::test_pyopenssl_redirect RequestsTestCase::test_redirect_with_wrong_gzipped_header
-RequestsTestCase::test_request_and_response_are_pickleable
-RequestsTestCase::test_request_cookie_overrides_session_cookie RequestsTestCase::test_request_cookies_not_persisted
-RequestsTestCase::test_request_ok_set RequestsTestCase::test_requests_history_is_saved
-RequestsTestCase::test_requests_in_history_are_not_overridden RequestsTestCase::test_response_iter_lines
-RequestsTestCase::test_session_pickling RequestsTestCase::test_set_cookie_on_301
-RequestsTestCase::test_status_raising RequestsTestCase::test_time_elapsed_blank
-RequestsTestCase::test_unconsumed_session_response_closes_connection RequestsTestCase::test_unicode_get
-RequestsTestCase::test_unicode_header_name RequestsTestCase::test_unicode_method_name
-RequestsTestCase::test_unicode_multipart_post RequestsTestCase::test_uppercase_scheme_redirect
-RequestsTestCase::test_urlencoded_get_query_multivalued_param RequestsTestCase::test_user_agent_transfers
-TestTimeout::test_encoded_methods TestTimeout::test_none_timeout TestTimeout::test_read_timeout
-TestTimeout::test_stream_timeout test_urllib3_retries""")
+# 2.7's runs failed these too, and three tests 2.4 does not have; sorted as 2.4's list is, so the entry's digest
+# is the one its images were built with
+_NET_27 = tuple(sorted(_NET_24 + _named("test_requests.py", """
+RequestsTestCase::test_response_iter_lines RequestsTestCase::test_unconsumed_session_response_closes_connection
+test_urllib3_retries""")))
 
 
 def _requests(version: str, exclude: tuple[str, ...]) -> Env:
