@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from rules.tiers.swe import swebench
+from rules.tiers.swe.env import STAMP_PREFIX
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.files import files_below, read_json
 from rules.records import TASK_FORMAT
@@ -24,7 +25,109 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
                   rate_noun="resolved rate", rates="the resolved rate", passes="resolves", try_word="attempt")
 
 
-class SweTier(Tier):
+class SweTrials(Tier):
+    """The trial kind of a tier of SWE-bench instances (``rules.tiers.swe.swerun``: attempts across agents, retry
+    until plausible), shared by the tiers whose tasks are such instances (``swe``, ``swe-multi``): its runs,
+    their report's run, the agent images built FROM each task's environment image, what makes a stored result
+    stale, and the pruning of environment images. What a tier says for it: its ``name`` (its suite, records and
+    messages), ``groups`` and ``env_stamp_prefix`` (the stamp names of its environment images,
+    ``.lab/images/<prefix><env>.json``); its task folders say the rest (task.json ``image`` and ``env``; the
+    optional ``pretest.sh``, the pre-existing tests an attempt must not break)."""
+
+    env_stamp_prefix: str = ""
+
+    def eval_steps(self, ctx: EvalContext):
+        """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of this tier: ``agent=NAME`` or
+        ``agents=A,B`` (taking turns), ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents'
+        images built FROM its task's environment image."""
+        from rules.backends import check_nodes
+        from rules.tiers.swe.swerun import eval_swe_trial, swe_trial_uptodate
+        from rules.trial import trial_folder
+
+        attempts, repeat = _attempts(ctx), ctx.whole("repeat", 1)
+        backend, cluster = ctx.backend()
+        suite = ctx.suite
+        files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in ctx.tasks} if ctx.agents else {}
+        envs = {t: (read_json(suite.tasks_dir / t / "task.json") or {}).get("env") for t in ctx.tasks}
+        settings = {"attempts": attempts, "grade_limits": repr(suite.prove)}
+        done: set[str] = set()
+        for key, plan in _plans(ctx, attempts).items():
+            if isinstance(plan, str):
+                yield Step(key, fails=plan, doc=f"run {key} (needs: {plan})")
+                continue
+            run, chosen = plan
+            if run in done:
+                continue
+            done.add(run)
+            spec = [(a.name, dict(a.values)) for a in chosen]
+            deps = [str(ctx.stamp(a, a.run)) for a in chosen]
+            services = [image for a in chosen for image in a.service_images()]
+            folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
+            setup = []
+            if backend != "local":  # every node holds every image of the run, or no trial starts
+                setup = [f"eval:{run}:nodes"]
+                yield Step(f"{run}:nodes", action=(check_nodes, [backend, cluster, _run_images(ctx, chosen)]),
+                           task_dep=sorted({ctx.agent_image(a.name, envs[t]) for a in chosen for t in ctx.tasks}),
+                           doc=f"check every node of the cluster for the images of run {run}")
+            for task in ctx.tasks:
+                builds = [ctx.agent_image(a.name, envs[task]) for a in chosen] + services
+                for k in range(1, repeat + 1):
+                    folder = trial_folder(task, k)
+                    yield Step(f"{run}/{folder}",
+                               action=(eval_swe_trial, [spec, task, folders, ctx.since, attempts, run, k, backend,
+                                                        cluster, self.name]),
+                               file_dep=files[task] + deps, task_dep=builds,
+                               targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
+                               settings=settings, current=(swe_trial_uptodate, [spec, task, attempts, run, k, self.name]),
+                               setup=setup,
+                               doc=f"{self.name} trial of {' + '.join(a.label for a in chosen)} on {folder}")
+            yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
+                       doc=f"run {' + '.join(a.label for a in chosen)} over the {self.name} tier ({len(ctx.tasks)} "
+                           f"tasks, {attempts} attempt(s))")
+            if key not in (run, "agents"):
+                yield Step(key, task_dep=[f"eval:{run}"], doc=f"run {key}")
+
+    def report_run(self, ctx: EvalContext, agent: str) -> str:
+        """``agent=NAME`` or ``agents=A,B`` (with ``attempts=N``): the run to make before the report."""
+        key = "agents" if ctx.var("agents") else agent
+        problem = ctx.problem or (ctx.agent_problem(agent) if key == agent else None)
+        plan = problem or _plans(ctx, _attempts(ctx))[key]
+        if isinstance(plan, str):
+            raise ConfigError(plan)
+        return plan[0]
+
+    def regrade(self, agent: str) -> str:
+        raise ConfigError(f"the {self.name} tier re-grades by itself: `doit run suite={self.name} agent=NAME` (or "
+                          "agents=... attempts=N) grades the kept attempts again when only the held-out grading "
+                          "changed")
+
+    def agent_bases(self, suite: Suite, tasks: list[str]) -> dict[str, str]:
+        """Each environment image the published ``tasks`` run in (env name → tag): agents are built FROM it, so
+        they run the repository's own tests with ``{test_cmd}``."""
+        from rules.tiers.swe.swerun import published_envs
+
+        return published_envs(suite, tasks)
+
+
+    def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
+        """``rules.tiers.swe.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
+        without ``rules.tiers.swe.swerun`` judges nothing stale."""
+        try:
+            from rules.tiers.swe.swerun import stale
+        except ImportError:
+            return lambda result, task_dir, agent, trial_dir: False
+        return lambda result, task_dir, agent, trial_dir: bool(stale(result, task_dir, agents, tier=self.name))
+
+    def prune(self, suite: Suite, dry: bool) -> str:
+        """The environment images no published task needs, and the agent images built FROM them, that this home
+        built (``rules.tiers.swe.prune``). Raises SandboxError when the engine refuses a removal."""
+        from rules import images
+        from rules.tiers.swe.prune import prune
+
+        return prune(suite, images.stamps_dir(), self.env_stamp_prefix, dry=dry)
+
+
+class SweTier(SweTrials):
     """The swe tier through the seam of rules/tier.py: one environment image per repository and version, trials
     of ``attempts=N`` fresh attempts across agents taking turns (retry until plausible), the resolved rate per
     repository."""
@@ -36,6 +139,7 @@ class SweTier(Tier):
     # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship; subset=verified: the instances
     # also in SWE-bench Verified (gen and report), their ids read from verified=PATH or the installed package
     variables = ("pythons", "subset", "verified")
+    env_stamp_prefix = STAMP_PREFIX
 
     def tasks(self, suite: Suite, var: Callable) -> Selection:
         from rules import images
@@ -88,14 +192,6 @@ class SweTier(Tier):
                     **({"subset": subset[0]} if subset else {})}
         return Selection(list(data), specs, settings, labels={i: {"repo": inst.repo} for i, inst in data.items()})
 
-    def prune(self, suite: Suite, dry: bool) -> str:
-        """The environment images no published task needs, and the agent images built FROM them, that this home
-        built (``rules.tiers.swe.prune``). Raises SandboxError when the engine refuses a removal."""
-        from rules import images
-        from rules.tiers.swe.prune import prune
-
-        return prune(suite, images.stamps_dir(), dry=dry)
-
     def subset(self, suite: Suite, var: Callable) -> tuple[str, frozenset[str]] | None:
         """``subset=verified``: ("verified", the instance ids of SWE-bench Verified), read from ``verified=PATH``
         (or suite.toml's ``verified``) or the installed package (``rules.tiers.swe.subsets``); None without
@@ -130,80 +226,9 @@ class SweTier(Tier):
         from rules import images
 
         # the environment image's stamp: which build of it the proof ran in (part of the proof's inputs)
-        stamp = images.stamp_path(f"swe-env-{image.split(':', 1)[1]}") if image.startswith(swebench.IMAGE_PREFIX + ":") \
+        stamp = images.stamp_path(f"{self.env_stamp_prefix}{image.split(':', 1)[1]}") if image.startswith(swebench.IMAGE_PREFIX + ":") \
             else None
         return swebench.prove_staged(build, image=image, limits=limits, stamp=stamp)
-
-    def eval_steps(self, ctx: EvalContext):
-        """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of the swe tier: ``agent=NAME`` or
-        ``agents=A,B`` (taking turns), ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents'
-        images built FROM its task's environment image."""
-        from rules.backends import check_nodes
-        from rules.tiers.swe.swerun import eval_swe_trial, swe_trial_uptodate
-        from rules.trial import trial_folder
-
-        attempts, repeat = _attempts(ctx), ctx.whole("repeat", 1)
-        backend, cluster = ctx.backend()
-        suite = ctx.suite
-        files = {t: files_below(os.path.join(suite.tasks_dir, t)) for t in ctx.tasks} if ctx.agents else {}
-        envs = {t: (read_json(suite.tasks_dir / t / "task.json") or {}).get("env") for t in ctx.tasks}
-        settings = {"attempts": attempts, "grade_limits": repr(suite.prove)}
-        done: set[str] = set()
-        for key, plan in _plans(ctx, attempts).items():
-            if isinstance(plan, str):
-                yield Step(key, fails=plan, doc=f"run {key} (needs: {plan})")
-                continue
-            run, chosen = plan
-            if run in done:
-                continue
-            done.add(run)
-            spec = [(a.name, dict(a.values)) for a in chosen]
-            deps = [str(ctx.stamp(a, a.run)) for a in chosen]
-            services = [image for a in chosen for image in a.service_images()]
-            folders = [trial_folder(t, k) for t in ctx.tasks for k in range(1, repeat + 1)]
-            setup = []
-            if backend != "local":  # every node holds every image of the run, or no trial starts
-                setup = [f"eval:{run}:nodes"]
-                yield Step(f"{run}:nodes", action=(check_nodes, [backend, cluster, _run_images(ctx, chosen)]),
-                           task_dep=sorted({ctx.agent_image(a.name, envs[t]) for a in chosen for t in ctx.tasks}),
-                           doc=f"check every node of the cluster for the images of run {run}")
-            for task in ctx.tasks:
-                builds = [ctx.agent_image(a.name, envs[task]) for a in chosen] + services
-                for k in range(1, repeat + 1):
-                    folder = trial_folder(task, k)
-                    yield Step(f"{run}/{folder}",
-                               action=(eval_swe_trial, [spec, task, folders, ctx.since, attempts, run, k, backend,
-                                                        cluster]),
-                               file_dep=files[task] + deps, task_dep=builds,
-                               targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
-                               settings=settings, current=(swe_trial_uptodate, [spec, task, attempts, run, k]),
-                               setup=setup,
-                               doc=f"swe trial of {' + '.join(a.label for a in chosen)} on {folder}")
-            yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
-                       doc=f"run {' + '.join(a.label for a in chosen)} over the swe tier ({len(ctx.tasks)} tasks, "
-                           f"{attempts} attempt(s))")
-            if key not in (run, "agents"):
-                yield Step(key, task_dep=[f"eval:{run}"], doc=f"run {key}")
-
-    def report_run(self, ctx: EvalContext, agent: str) -> str:
-        """``agent=NAME`` or ``agents=A,B`` (with ``attempts=N``): the run to make before the report."""
-        key = "agents" if ctx.var("agents") else agent
-        problem = ctx.problem or (ctx.agent_problem(agent) if key == agent else None)
-        plan = problem or _plans(ctx, _attempts(ctx))[key]
-        if isinstance(plan, str):
-            raise ConfigError(plan)
-        return plan[0]
-
-    def regrade(self, agent: str) -> str:
-        raise ConfigError("the swe tier re-grades by itself: `doit run suite=swe agent=NAME` (or agents=... "
-                          "attempts=N) grades the kept attempts again when only the held-out grading changed")
-
-    def agent_bases(self, suite: Suite, tasks: list[str]) -> dict[str, str]:
-        """Each environment image the published ``tasks`` run in (env name → tag): agents are built FROM it, so
-        they run the repository's own tests with ``{test_cmd}``."""
-        from rules.tiers.swe.swerun import published_envs
-
-        return published_envs(suite, tasks)
 
     def evaluate(self, predictions: str | None, dataset: str | None) -> str:
         """``doit evaluate predictions=FILE|gold|empty``: grade SWE-bench predictions with the held-out tests of
@@ -230,14 +255,6 @@ class SweTier(Tier):
 
         return PYTHON
 
-    def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
-        """``rules.tiers.swe.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
-        without ``rules.tiers.swe.swerun`` judges nothing stale."""
-        try:
-            from rules.tiers.swe.swerun import stale
-        except ImportError:
-            return lambda result, task_dir, agent, trial_dir: False
-        return lambda result, task_dir, agent, trial_dir: bool(stale(result, task_dir, agents))
 
 
 def _attempts(ctx: EvalContext) -> int:

@@ -15,7 +15,7 @@ from rules.tiers.swe_multi.env import Env
 from rules.tiers.swe_multi.languages import NAMES
 
 TIER = "swe-multi"
-RENDER = 2  # raise when what a render writes changes (its tasks render and prove again)
+RENDER = 3  # raise when what a render writes changes (its tasks render and prove again)
 GROUPS = ("repo", "language")
 
 
@@ -27,7 +27,9 @@ class Runner:
     ``lay_tests.sh.j2``, ``canaries.sh.j2``, ``run.sh.j2`` and ``env.Dockerfile.j2``), ``env_for(repo,
     version)`` (its ``Env`` or None), ``tests(inst, tar, tests_after, base_files)`` → (check.sh fields, the
     dataset names that stand for several ids, the agents' test command, the image's build inputs) raising
-    Rejected, and ``build(env, repo, commit, inputs)`` (builds and stamps the image, returns the stamp)."""
+    Rejected, ``build(env, repo, commit, inputs)`` (builds and stamps the image, returns the stamp) and
+    ``pretest(fields, base_files)`` (check.sh's fields for the pre-existing tests alone, as the base commit has
+    them, or None when the base has none: ``pretest.sh``)."""
 
     language: str
     report: str
@@ -36,12 +38,15 @@ class Runner:
     env_for: Callable
     tests: Callable
     build: Callable
+    pretest: Callable
 
 
 def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None, test_timeout: int = 900):
     """Render ``inst`` into a task (reads its repository; writes nothing). Returns
     ``rules.tiers.aider.exercises.Rendered``: ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``,
-    ``workspace.tar``, ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them.
+    ``workspace.tar``, ``holdout/test.patch`` and, when the base commit has tests in the instance's packages,
+    ``pretest.sh`` (those tests alone, no held-out one: what an attempt must not break, read by lab alone,
+    ``rules.tiers.swe.swerun``); answer files = the files of the gold patch as it leaves them.
     Raises Rejected (a patch that does not apply, tests that cannot be found) and Unavailable (its repository
     is not under ``repos`` and cannot be cloned)."""
     from rules.records import TaskMeta
@@ -87,6 +92,10 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     out.task_files["prompt.txt"] = (render_template("swe/prompt.txt.j2", **context).encode(), 0o644)
     out.task_files["setup.sh"] = (render_template("swe/setup.sh.j2", **context).encode(), 0o755)
     out.task_files["check.sh"] = (render_template("swe_multi/check.sh.j2", holdout=True, **context).encode(), 0o755)
+    pre = runner.pretest(fields, base_files)
+    if pre is not None:  # the task folder never reaches an agent's container: only lab reads it
+        script = render_template("swe_multi/check.sh.j2", holdout=False, **{**context, **pre})
+        out.task_files[swebench.PRETEST] = (script.encode(), 0o755)
     out.task_files["workspace.tar"] = (tar, 0o644)
     out.task_files["holdout/test.patch"] = (inst.test_patch.encode(), 0o644)
     out.task_files["task.json"] = meta.file()
