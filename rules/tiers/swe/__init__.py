@@ -78,7 +78,8 @@ class SweTrials(Tier):
                                                         cluster, self.name]),
                                file_dep=files[task] + deps, task_dep=builds,
                                targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
-                               settings=settings, current=(swe_trial_uptodate, [spec, task, attempts, run, k, self.name]),
+                               settings=settings,
+                               current=(swe_trial_uptodate, [spec, task, attempts, run, k, self.name]),
                                setup=setup,
                                doc=f"{self.name} trial of {' + '.join(a.label for a in chosen)} on {folder}")
             yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
@@ -226,8 +227,8 @@ class SweTier(SweTrials):
         from rules import images
 
         # the environment image's stamp: which build of it the proof ran in (part of the proof's inputs)
-        stamp = images.stamp_path(f"{self.env_stamp_prefix}{image.split(':', 1)[1]}") if image.startswith(swebench.IMAGE_PREFIX + ":") \
-            else None
+        ours = image.startswith(swebench.IMAGE_PREFIX + ":")
+        stamp = images.stamp_path(f"{self.env_stamp_prefix}{image.split(':', 1)[1]}") if ours else None
         return swebench.prove_staged(build, image=image, limits=limits, stamp=stamp)
 
     def evaluate(self, predictions: str | None, dataset: str | None) -> str:
@@ -262,8 +263,8 @@ def _attempts(ctx: EvalContext) -> int:
     second try fed with test output, which would come from the held-out tests."""
     raw = ctx.var("tries")
     if raw not in (None, "1"):
-        raise SystemExit(f"tries={raw}: the swe tier makes one try per attempt (the held-out tests' output is never "
-                         "shown to an agent); retry from a fresh work tree with attempts=N")
+        raise SystemExit(f"tries={raw}: a trial on SWE-bench instances makes one try per attempt (the held-out "
+                         "tests' output is never shown to an agent); retry from a fresh work tree with attempts=N")
     return ctx.whole("attempts", 1)
 
 

@@ -67,9 +67,9 @@ def _gb(n: int) -> str:
 
 
 def prune(suite: Suite, stamps: Path, prefix: str, dry: bool = False) -> str:
-    """Remove (``dry``: list) the ``candidates`` (environment stamps named ``prefix``...) whose image the engine still holds under their stamp's id,
-    and their stamps (a stamp whose image is gone is removed too; one whose tag now names another image is left
-    alone, said). Returns the lines to print: one per image, then the total (``dry``: the images' sizes added,
+    """Remove (``dry``: list) the ``candidates`` (environment stamps named ``prefix``...) whose image the engine
+    still holds under their stamp's id, and their stamps (a stamp whose image is gone is removed too; one whose
+    tag now names another image is left alone, said). Returns the lines to print: one per image, then the total (``dry``: the images' sizes added,
     an upper bound, as layers shared with kept images stay; else the engine's layer bytes before minus after).
     Raises SandboxError when the engine refuses a removal (what was removed before it stays removed)."""
     from rules import sandbox

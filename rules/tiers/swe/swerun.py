@@ -427,8 +427,9 @@ _predictions_lock = threading.Lock()
 
 
 def write_run_predictions(suite: Suite, run: str) -> Path:
-    """Write ``evals/<tier>/predictions/<run>.jsonl`` (the tier of ``suite``) from the run's finished records (repeat 1; a trial that
-    ended in ``error`` has no prediction yet): each task's chosen patch. Returns the path."""
+    """Write ``evals/<tier>/predictions/<run>.jsonl`` (the tier of ``suite``) from the run's finished records
+    (repeat 1; a trial that ended in ``error`` has no prediction yet): each task's chosen patch. Returns the
+    path."""
     root = suite.runs_dir / run
     patches: dict[str, str] = {}
     for path in sorted(root.glob("*/result.json")):
