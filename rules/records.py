@@ -367,7 +367,7 @@ class SweResult(_Record):
     re-grading), the environment image and, as a trial's result, ``passed_try`` and ``tries`` (none)."""
 
     FORMAT: ClassVar[int] = SWE_TRIAL_FORMAT
-    FIX: ClassVar[str] = "run the trial again (`doit run suite=swe ...`: a damaged record counts as missing)"
+    FIX: ClassVar[str] = "run the trial again (`doit run suite=<its tier> ...`: a damaged record counts as missing)"
     REQUIRED: ClassVar[dict] = {"task": str, "status": str, "attempts": list}
     OPTIONAL: ClassVar[tuple] = ("graded", "backend")
 

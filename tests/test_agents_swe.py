@@ -45,6 +45,30 @@ def test_every_built_in_agent_but_noop_is_here():
     assert set(AGENTS) == {n for n, t in SHIPPED.items() if t.get("image") not in ("noop", "aider-local")}
 
 
+def scripted_swe_table(agent: str, name: str, path: str, content: str, old: str) -> str:
+    """``agent``'s shipped table as agent ``name``, answered by the scripted model fixture (it writes ``content``
+    over ``old`` in ``path`` with the agent's own writing tool), its command wrapped in ``SAMPLER``."""
+    command = ["sh", "-c", SAMPLER, "sh", "{out}", *SHIPPED[agent]["command"]]
+    return scripted_table(agent, name, "solve", reach=SWE_REACH[agent], path=path, content=content, old=old,
+                          command=command)
+
+
+def assert_resolved_from_own_prefix(trial: Path, agent: str, res) -> None:
+    """The trial in folder ``trial`` (a swe trial's record, ``res`` the doit run that made it) resolved its
+    instance with tokens counted, and ``agent`` ran from its own prefix (/opt/lab/agents/<agent>/) while no
+    Python outside that prefix ran."""
+    r = json.loads((trial / "result.json").read_text())
+    logs = "".join(p.read_text()[-2000:] for p in sorted(trial.glob("attempt-*/agent-*.log")))
+    assert (r["status"], r["resolved"]) == ("pass", True), (r, logs, res.stdout[-2000:])
+    assert r["usage"]["tokens_sent"] > 0, (r["usage"], logs)
+    exes = [line for p in trial.glob(f"attempt-*/out-*/{EXES}") for line in p.read_text().splitlines()]
+    assert exes, f"no {EXES} kept: {sorted(str(p.relative_to(trial)) for p in trial.rglob('*'))}"
+    prefix = f"/opt/lab/agents/{agent}/"
+    assert any(e.startswith(prefix) for e in exes), exes
+    env_pythons = [e for e in exes if "python" in e.rsplit("/", 1)[-1] and not e.startswith(prefix)]
+    assert not env_pythons, f"the environment's Python ran: {env_pythons}"
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory, grader_image) -> Path:
     """A lab home with the fixture swe tier generated (its environment image, its proof) and each agent's
@@ -56,9 +80,8 @@ def home(tmp_path_factory, grader_image) -> Path:
     write_swe_suite(home, root / "src")
     with open(home / "evals" / "agents.toml", "a") as f:
         for agent in AGENTS:
-            command = ["sh", "-c", SAMPLER, "sh", "{out}", *SHIPPED[agent]["command"]]
-            f.write(scripted_table(agent, f"{agent}-swe", "solve", reach=SWE_REACH[agent], path="calc/__init__.py",
-                                   content=FIXED_SOURCE, old=BASE["calc/__init__.py"], command=command))
+            f.write(scripted_swe_table(agent, f"{agent}-swe", "calc/__init__.py", FIXED_SOURCE,
+                                       BASE["calc/__init__.py"]))
     res = run_doit(home, "gen:swe", timeout=1800)
     assert res.code == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return home
@@ -72,14 +95,4 @@ def test_it_resolves_the_instance_from_its_own_prefix_on_the_environment_image(h
     # the run's folder is <name>.<model> (its model setting's value: runs/aider-swe.openai-scripted)
     found = list((home / "evals" / "swe" / "runs").glob(f"{name}.*/{TASK}/result.json"))
     assert len(found) == 1, (found, res.stdout[-3000:] + res.stderr[-3000:])
-    trial = found[0].parent
-    r = json.loads((trial / "result.json").read_text())
-    logs = "".join(p.read_text()[-2000:] for p in sorted(trial.glob("attempt-*/agent-*.log")))
-    assert (r["status"], r["resolved"]) == ("pass", True), (r, logs)
-    assert r["usage"]["tokens_sent"] > 0, (r["usage"], logs)
-    exes = [line for p in trial.glob(f"attempt-*/out-*/{EXES}") for line in p.read_text().splitlines()]
-    assert exes, f"no {EXES} kept: {sorted(str(p.relative_to(trial)) for p in trial.rglob('*'))}"
-    prefix = f"/opt/lab/agents/{agent}/"
-    assert any(e.startswith(prefix) for e in exes), exes
-    env_pythons = [e for e in exes if "python" in e.rsplit("/", 1)[-1] and not e.startswith(prefix)]
-    assert not env_pythons, f"the environment's Python ran: {env_pythons}"
+    assert_resolved_from_own_prefix(found[0].parent, agent, res)

@@ -200,7 +200,8 @@ def test_stale_results_count_as_not_resolved_through_swerun(tmp_path, monkeypatc
         (tasks_dir / t).mkdir(parents=True)
     seen = []
 
-    def stale(result, task_dir, agents):
+    def stale(result, task_dir, agents, tier=None):
+        assert tier == "swe"  # the judge names its tier (rules.tiers.swe.SweTrials)
         seen.append((result["task"], task_dir.name, agents))
         return result["task"] == FLASK_B
 
@@ -349,7 +350,7 @@ def test_write_report_swe_judges_finished_trials_with_swerun(tmp_path, monkeypat
     monkeypatch.setattr(agents, "load_agents", lambda path=None, broken=None: defined)
     asked = []
 
-    def stale(result, task_dir, agent_definitions):
+    def stale(result, task_dir, agent_definitions, tier=None):
         asked.append((task_dir, agent_definitions))
         return result["task"] == PYTEST_A
 

@@ -124,6 +124,21 @@ def test_the_go_fixture_renders_a_task_whose_check_runs_only_its_packages(tmp_pa
     assert "TestAdd" not in out.task_files["prompt.txt"][0].decode()
 
 
+def test_the_go_fixture_renders_pretest_with_its_packages_tests_at_base_and_no_held_out_one(tmp_path):
+    repos, records = make_calcgo(tmp_path / "src")
+    env = golang.env_for("lab/calcgo", "0.1", {"lab/calcgo": {"0.1": "1.23.8"}})
+    out = render(swebench._instance(records[0]), env, golang.runner(), str(repos))
+    pre = out.task_files[swebench.PRETEST][0].decode()
+    assert subprocess.run(["bash", "-n"], input=pre, text=True).returncode == 0
+    assert "holdout/test.patch" not in pre and "run='" not in pre and " -run " not in pre  # every test of ./calc
+    assert " ./calc > \"$out/go-test.json\"" in pre
+    # the canaries go into a test file the base has (the first FAIL_TO_PASS test's file is the held-out one)
+    assert "python3 -I /opt/lab/go_canaries.py calc/sub_test.go" in pre
+    assert "tar -xf \"$task/workspace.tar\" calc/sub_test.go" in pre  # its test files laid back as at base
+    # a base without test files in the instance's packages has no pre-existing tests to keep
+    assert golang.pretest({"package_base_test_files": [], "canary_file": "calc/add_test.go"}, set()) is None
+
+
 def test_an_instance_whose_test_is_nowhere_is_rejected_naming_it(tmp_path):
     repos, records = make_calcgo(tmp_path / "src")
     inst = swebench._instance({**records[0], "FAIL_TO_PASS": ["TestMissing"]})

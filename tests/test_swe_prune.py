@@ -90,3 +90,29 @@ def test_prune_of_a_tier_without_images_of_its_own_says_so(tmp_path):
     (home / "evals" / "aider" / "suite.toml").write_text('upstream = "x"\nref = "main"\nlanguages = ["python"]\n')
     res = run_doit(home, "prune:aider", timeout=120)
     assert res.code != 0 and "the aider tier builds no images of its own to prune" in res.stdout + res.stderr
+
+
+def test_each_tier_prunes_only_its_own_environment_stamps(tmp_path, monkeypatch):
+    """swe and swe-multi share the mechanism (``rules.tiers.swe.prune``), each named by its tier's stamp prefix:
+    neither takes the other's environment images, nor an image a published task of its own needs."""
+    from rules import config, tiers
+    from rules.tiers.swe.prune import candidates
+
+    home = tmp_path / "home"
+    stamps = home / ".lab" / "images"
+    for tier, env in (("swe", "a-1"), ("swe", "b-1"), ("swe-multi", "c-1"), ("swe-multi", "d-1")):
+        tag = f"lab/{tier}-env:{env}"
+        _stamp(home, f"{tiers.get(tier).env_stamp_prefix}{env}", image=tag, id=f"sha256:{env}")
+    _stamp(home, "agent-x-on-lab-swe-multi-env-d-1", image="lab/agent-x:on-d", id="sha256:x",
+           base="lab/swe-multi-env:d-1")
+    for tier, env in (("swe", "a-1"), ("swe-multi", "c-1")):  # each tier's one published task
+        task = home / "evals" / tier / "tasks" / "t"
+        task.mkdir(parents=True)
+        (task / "task.json").write_text(json.dumps({"task": "t", "image": f"lab/{tier}-env:{env}"}))
+        (task / "tests.json").write_text('{"version": 1, "tests": []}')
+    monkeypatch.setattr(config, "EVALS", home / "evals")  # the suites' task folders: this home's
+    got = {tier: [(c.tag, c.kind) for c in candidates(config.Suite(tier, "", "", ()), stamps,
+                                                       tiers.get(tier).env_stamp_prefix)]
+           for tier in ("swe", "swe-multi")}
+    assert got == {"swe": [("lab/swe-env:b-1", "environment")],
+                   "swe-multi": [("lab/agent-x:on-d", "agent"), ("lab/swe-multi-env:d-1", "environment")]}

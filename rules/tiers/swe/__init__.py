@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from rules.tiers.swe import swebench
+from rules.tiers.swe.env import STAMP_PREFIX
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.files import files_below, read_json
 from rules.records import TASK_FORMAT
@@ -24,102 +25,19 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
                   rate_noun="resolved rate", rates="the resolved rate", passes="resolves", try_word="attempt")
 
 
-class SweTier(Tier):
-    """The swe tier through the seam of rules/tier.py: one environment image per repository and version, trials
-    of ``attempts=N`` fresh attempts across agents taking turns (retry until plausible), the resolved rate per
-    repository."""
+class SweTrials(Tier):
+    """The trial kind of a tier of SWE-bench instances (``rules.tiers.swe.swerun``: attempts across agents, retry
+    until plausible), shared by the tiers whose tasks are such instances (``swe``, ``swe-multi``): its runs,
+    their report's run, the agent images built FROM each task's environment image, what makes a stored result
+    stale, and the pruning of environment images. What a tier says for it: its ``name`` (its suite, records and
+    messages), ``groups`` and ``env_stamp_prefix`` (the stamp names of its environment images,
+    ``.lab/images/<prefix><env>.json``); its task folders say the rest (task.json ``image`` and ``env``; the
+    optional ``pretest.sh``, the pre-existing tests an attempt must not break)."""
 
-    name = TIER
-    groups = swebench.GROUPS
-    profile = PROFILE
-    selection_vars = ("instances", "limit", "all")
-    # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship; subset=verified: the instances
-    # also in SWE-bench Verified (gen and report), their ids read from verified=PATH or the installed package
-    variables = ("pythons", "subset", "verified")
-
-    def tasks(self, suite: Suite, var: Callable) -> Selection:
-        from rules import images
-
-        data = swebench.load_dataset(swebench.dataset_path(suite, var))
-        subset = self.subset(suite, var)
-
-        def in_subset(ids: list[str], named: bool) -> list[str]:
-            name, members = subset
-            outside = [i for i in ids if i not in members]
-            if named and outside:
-                raise Rejected(f"instances=: not in subset={name}: {', '.join(outside[:5])}; leave them out, or drop "
-                               "subset=")
-            return [i for i in ids if i in members]
-
-        ids = swebench.select(data, suite, var, in_subset if subset is not None else None)
-        repos = var("repos") or suite.table.get("repos") or None
-        templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
-        envs = swebench.environments(suite)
-        pythons = Path(var("pythons") or suite.table.get("pythons") or swebench.default_pythons())
-        specs = []
-        for iid in ids:
-            inst = data[iid]
-            env = swebench.env_for(inst.repo, inst.version, envs, inst.id)
-            env = swebench.with_interpreter(env, pythons) if env else None
-            specs.append(TaskSpec(
-                name=iid, groups={"repo": inst.repo},
-                deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
-                                          "env": env.digest() if env else None, "repos": repos},
-                image=env.tag if env else "",
-                image_stamp=images.stamp_path(env.stamp_name) if env else None,
-                source=(inst, env, repos, float(suite.prove.timeout))))
-        settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos,
-                    **({"subset": subset[0]} if subset else {})}
-        return Selection(list(data), specs, settings, labels={i: {"repo": inst.repo} for i, inst in data.items()})
-
-    def prune(self, suite: Suite, dry: bool) -> str:
-        """The environment images no published task needs, and the agent images built FROM them, that this home
-        built (``rules.tiers.swe.prune``). Raises SandboxError when the engine refuses a removal."""
-        from rules import images
-        from rules.tiers.swe.prune import prune
-
-        return prune(suite, images.stamps_dir(), dry=dry)
-
-    def subset(self, suite: Suite, var: Callable) -> tuple[str, frozenset[str]] | None:
-        """``subset=verified``: ("verified", the instance ids of SWE-bench Verified), read from ``verified=PATH``
-        (or suite.toml's ``verified``) or the installed package (``rules.tiers.swe.subsets``); None without
-        ``subset=``. Raises Rejected (one line: what was looked at, the fix)."""
-        from rules.tiers.swe.subsets import subset_ids
-
-        name = var("subset") or suite.table.get("subset") or None
-        ids = subset_ids(name, var("verified") or suite.table.get("verified") or None)
-        return None if ids is None else (name, ids)
-
-    def render(self, suite: Suite, spec: TaskSpec):
-        inst, env, repos, timeout = spec.source
-        return swebench.render(inst, env, repos, test_timeout=int(timeout))
-
-    def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
-        from rules import images
-
-        out, seen = [], set()
-        for spec in specs:
-            inst, env, repos, _ = spec.source
-            if env is None or env.name in seen:
-                continue
-            seen.add(env.name)
-            out.append(ImageSpec(
-                name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name),
-                deps=(str(TEMPLATES / "swe" / "env.Dockerfile.j2"),), settings={"env": env.digest()},
-                build=lambda env=env, inst=inst, repos=repos: swebench.build_env(env, swebench.repo_dir(inst.repo, repos),
-                                                                        env.setup_commit or inst.setup_commit)))
-        return out
-
-    def prove(self, build: Path, image: str, limits: Limits) -> dict:
-        from rules import images
-
-        # the environment image's stamp: which build of it the proof ran in (part of the proof's inputs)
-        stamp = images.stamp_path(f"swe-env-{image.split(':', 1)[1]}") if image.startswith(swebench.IMAGE_PREFIX + ":") \
-            else None
-        return swebench.prove_staged(build, image=image, limits=limits, stamp=stamp)
+    env_stamp_prefix: str = ""
 
     def eval_steps(self, ctx: EvalContext):
-        """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of the swe tier: ``agent=NAME`` or
+        """``eval:<run>/<task>[@k]``, ``eval:<run>`` and ``eval:<agent>`` of this tier: ``agent=NAME`` or
         ``agents=A,B`` (taking turns), ``attempts=N``, ``repeat=N``, ``backend=``. A trial needs its agents'
         images built FROM its task's environment image."""
         from rules.backends import check_nodes
@@ -157,15 +75,16 @@ class SweTier(Tier):
                     folder = trial_folder(task, k)
                     yield Step(f"{run}/{folder}",
                                action=(eval_swe_trial, [spec, task, folders, ctx.since, attempts, run, k, backend,
-                                                        cluster]),
+                                                        cluster, self.name]),
                                file_dep=files[task] + deps, task_dep=builds,
                                targets=[os.path.join(suite.runs_dir, run, folder, "result.json")],
-                               settings=settings, current=(swe_trial_uptodate, [spec, task, attempts, run, k]),
+                               settings=settings,
+                               current=(swe_trial_uptodate, [spec, task, attempts, run, k, self.name]),
                                setup=setup,
-                               doc=f"swe trial of {' + '.join(a.label for a in chosen)} on {folder}")
+                               doc=f"{self.name} trial of {' + '.join(a.label for a in chosen)} on {folder}")
             yield Step(run, task_dep=[f"eval:{run}/{f}" for f in folders],
-                       doc=f"run {' + '.join(a.label for a in chosen)} over the swe tier ({len(ctx.tasks)} tasks, "
-                           f"{attempts} attempt(s))")
+                       doc=f"run {' + '.join(a.label for a in chosen)} over the {self.name} tier ({len(ctx.tasks)} "
+                           f"tasks, {attempts} attempt(s))")
             if key not in (run, "agents"):
                 yield Step(key, task_dep=[f"eval:{run}"], doc=f"run {key}")
 
@@ -179,8 +98,9 @@ class SweTier(Tier):
         return plan[0]
 
     def regrade(self, agent: str) -> str:
-        raise ConfigError("the swe tier re-grades by itself: `doit run suite=swe agent=NAME` (or agents=... "
-                          "attempts=N) grades the kept attempts again when only the held-out grading changed")
+        raise ConfigError(f"the {self.name} tier re-grades by itself: `doit run suite={self.name} agent=NAME` (or "
+                          "agents=... attempts=N) grades the kept attempts again when only the held-out grading "
+                          "changed")
 
     def agent_bases(self, suite: Suite, tasks: list[str]) -> dict[str, str]:
         """Each environment image the published ``tasks`` run in (env name → tag): agents are built FROM it, so
@@ -188,6 +108,112 @@ class SweTier(Tier):
         from rules.tiers.swe.swerun import published_envs
 
         return published_envs(suite, tasks)
+
+
+    def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
+        """``rules.tiers.swe.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
+        without ``rules.tiers.swe.swerun`` judges nothing stale."""
+        try:
+            from rules.tiers.swe.swerun import stale
+        except ImportError:
+            return lambda result, task_dir, agent, trial_dir: False
+        return lambda result, task_dir, agent, trial_dir: bool(stale(result, task_dir, agents, tier=self.name))
+
+    def prune(self, suite: Suite, dry: bool) -> str:
+        """The environment images no published task needs, and the agent images built FROM them, that this home
+        built (``rules.tiers.swe.prune``). Raises SandboxError when the engine refuses a removal."""
+        from rules import images
+        from rules.tiers.swe.prune import prune
+
+        return prune(suite, images.stamps_dir(), self.env_stamp_prefix, dry=dry)
+
+
+class SweTier(SweTrials):
+    """The swe tier through the seam of rules/tier.py: one environment image per repository and version, trials
+    of ``attempts=N`` fresh attempts across agents taking turns (retry until plausible), the resolved rate per
+    repository."""
+
+    name = TIER
+    groups = swebench.GROUPS
+    profile = PROFILE
+    selection_vars = ("instances", "limit", "all")
+    # pythons=DIR: interpreters (pyenv's layout) for Pythons Debian does not ship; subset=verified: the instances
+    # also in SWE-bench Verified (gen and report), their ids read from verified=PATH or the installed package
+    variables = ("pythons", "subset", "verified")
+    env_stamp_prefix = STAMP_PREFIX
+
+    def tasks(self, suite: Suite, var: Callable) -> Selection:
+        from rules import images
+
+        data = swebench.load_dataset(swebench.dataset_path(suite, var))
+        subset = self.subset(suite, var)
+
+        def in_subset(ids: list[str], named: bool) -> list[str]:
+            name, members = subset
+            outside = [i for i in ids if i not in members]
+            if named and outside:
+                raise Rejected(f"instances=: not in subset={name}: {', '.join(outside[:5])}; leave them out, or drop "
+                               "subset=")
+            return [i for i in ids if i in members]
+
+        ids = swebench.select(data, suite, var, in_subset if subset is not None else None)
+        repos = var("repos") or suite.table.get("repos") or None
+        templates = tuple(str(p) for p in sorted((TEMPLATES / "swe").glob("*.j2")))
+        envs = swebench.environments(suite)
+        pythons = Path(var("pythons") or suite.table.get("pythons") or swebench.default_pythons())
+        specs = []
+        for iid in ids:
+            inst = data[iid]
+            env = swebench.env_for(inst.repo, inst.version, envs, inst.id)
+            env = swebench.with_interpreter(env, pythons) if env else None
+            specs.append(TaskSpec(
+                name=iid, groups={"repo": inst.repo},
+                deps=templates, settings={"format": TASK_FORMAT, "instance": inst.digest,
+                                          "env": env.digest() if env else None, "repos": repos},
+                image=env.tag if env else "",
+                image_stamp=images.stamp_path(env.stamp_name) if env else None,
+                source=(inst, env, repos, float(suite.prove.timeout))))
+        settings = {"dataset": str(swebench.dataset_path(suite, var)), "instances": ids, "repos": repos,
+                    **({"subset": subset[0]} if subset else {})}
+        return Selection(list(data), specs, settings, labels={i: {"repo": inst.repo} for i, inst in data.items()})
+
+    def subset(self, suite: Suite, var: Callable) -> tuple[str, frozenset[str]] | None:
+        """``subset=verified``: ("verified", the instance ids of SWE-bench Verified), read from ``verified=PATH``
+        (or suite.toml's ``verified``) or the installed package (``rules.tiers.swe.subsets``); None without
+        ``subset=``. Raises Rejected (one line: what was looked at, the fix)."""
+        from rules.tiers.swe.subsets import subset_ids
+
+        name = var("subset") or suite.table.get("subset") or None
+        ids = subset_ids(name, var("verified") or suite.table.get("verified") or None)
+        return None if ids is None else (name, ids)
+
+    def render(self, suite: Suite, spec: TaskSpec):
+        inst, env, repos, timeout = spec.source
+        return swebench.render(inst, env, repos, test_timeout=int(timeout))
+
+    def images(self, suite: Suite, specs: list[TaskSpec]) -> list[ImageSpec]:
+        from rules import images
+
+        out, seen = [], set()
+        for spec in specs:
+            inst, env, repos, _ = spec.source
+            if env is None or env.name in seen:
+                continue
+            seen.add(env.name)
+            out.append(ImageSpec(
+                name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name),
+                deps=(str(TEMPLATES / "swe" / "env.Dockerfile.j2"),), settings={"env": env.digest()},
+                build=lambda env=env, inst=inst, repos=repos: swebench.build_env(env, swebench.repo_dir(inst.repo, repos),
+                                                                        env.setup_commit or inst.setup_commit)))
+        return out
+
+    def prove(self, build: Path, image: str, limits: Limits) -> dict:
+        from rules import images
+
+        # the environment image's stamp: which build of it the proof ran in (part of the proof's inputs)
+        ours = image.startswith(swebench.IMAGE_PREFIX + ":")
+        stamp = images.stamp_path(f"{self.env_stamp_prefix}{image.split(':', 1)[1]}") if ours else None
+        return swebench.prove_staged(build, image=image, limits=limits, stamp=stamp)
 
     def evaluate(self, predictions: str | None, dataset: str | None) -> str:
         """``doit evaluate predictions=FILE|gold|empty``: grade SWE-bench predictions with the held-out tests of
@@ -214,14 +240,6 @@ class SweTier(Tier):
 
         return PYTHON
 
-    def stale_judge(self, suite: Suite, agents: dict) -> Callable[..., bool]:
-        """``rules.tiers.swe.swerun.stale``: the task, the agents' definitions, the attempts or the grading changed. A lab
-        without ``rules.tiers.swe.swerun`` judges nothing stale."""
-        try:
-            from rules.tiers.swe.swerun import stale
-        except ImportError:
-            return lambda result, task_dir, agent, trial_dir: False
-        return lambda result, task_dir, agent, trial_dir: bool(stale(result, task_dir, agents))
 
 
 def _attempts(ctx: EvalContext) -> int:
@@ -229,8 +247,8 @@ def _attempts(ctx: EvalContext) -> int:
     second try fed with test output, which would come from the held-out tests."""
     raw = ctx.var("tries")
     if raw not in (None, "1"):
-        raise SystemExit(f"tries={raw}: the swe tier makes one try per attempt (the held-out tests' output is never "
-                         "shown to an agent); retry from a fresh work tree with attempts=N")
+        raise SystemExit(f"tries={raw}: a trial on SWE-bench instances makes one try per attempt (the held-out "
+                         "tests' output is never shown to an agent); retry from a fresh work tree with attempts=N")
     return ctx.whole("attempts", 1)
 
 

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 IMAGE_PREFIX = "lab/swe-env"
+STAMP_PREFIX = "swe-env-"  # an image's stamp: .lab/images/<this><name>.json
 # what an environment's ``build_trees`` leave out of the build context: test images, documentation and examples,
 # which no build reads (the paths start with one of these folders, or hold ``/baseline_images/``)
 BUILD_TREE_SKIP = ("doc/", "examples/", "galleries/", "tutorials/", "plot_types/", ".github/", ".circleci/")
@@ -60,7 +61,7 @@ class Env:
 
     @property
     def stamp_name(self) -> str:
-        return f"swe-env-{self.name}"
+        return f"{STAMP_PREFIX}{self.name}"
 
     @property
     def base(self) -> str:

@@ -19,9 +19,13 @@ would come from held-out tests, so tries are 1.
 The record is ``<runs>/<run>/<task>/`` (``<task>@<k>`` for repeat k >= 2): ``attempt-<n>/`` (each attempt's
 trial record, as ``rules.trial`` writes it), ``patch.diff`` (the chosen attempt's patch against the base) and
 ``result.json`` (written last, atomically; fields in evals/README.md). After every trial the run's predictions
-file ``evals/swe/predictions/<run>.jsonl`` (SWE-bench's format: ``instance_id``, ``model_name_or_path`` = the
+file ``evals/<tier>/predictions/<run>.jsonl`` (SWE-bench's format: ``instance_id``, ``model_name_or_path`` = the
 run id, ``model_patch``) is written again from the run's records, so ``doit evaluate`` or SWE-bench's own
 harness can grade it.
+
+The trials serve every tier whose tasks are SWE-bench instances (``swe``, ``swe-multi``): a trial carries its
+``tier``'s name, and everything tier-bound (its suite, its group labels, where its scratch and cached baselines
+live) is read from that tier (``rules.tiers.get``); the task folder says the rest (its image, ``pretest.sh``).
 
 A *run* is the agents (each with its settings' values) and the attempts: one agent with one attempt is that
 agent's run id as in the aider tier (``aider.openai-gpt-4o``); otherwise the agents' run ids joined by ``+``,
@@ -47,17 +51,17 @@ from rules.records import SWE_TRIAL_FORMAT, SweResult, now
 from rules.runs import eval_kind, record_verdict, trial_for
 from rules.trial import (FINISHED, GRADING_FILES, Trial, TrialError, TrialKind, current_grader_id, kept_work,
                          regrade_trial, stored_result, summary_line, task_digest, template_digest, trial_folder)
+from rules.tiers import groups_of
 from rules.upstream import patch_bytes
 from rules.worktree import fresh_folder, unpack_work
-
-TIER = swebench.TIER
 
 
 @dataclass(frozen=True)
 class SweTrial(TrialKind):
     """What one swe trial needs: the ``agents`` (with their settings' values) taking turns, the task folder,
     the record folder (``run_dir``), a scratch folder, the task's environment ``image`` (the agents' images are
-    built FROM it and it grades), the grading limits, the number of ``attempts``, the run id and the repeat."""
+    built FROM it and it grades), the grading limits, the number of ``attempts``, the run id, the repeat and the
+    ``tier`` whose task it is (its suite, its groups)."""
 
     agents: tuple[Agent, ...]
     task_dir: Path
@@ -68,6 +72,7 @@ class SweTrial(TrialKind):
     attempts: int = 1
     run: str = ""
     repeat: int = 1
+    tier: str = swebench.TIER
 
     FORMAT = SWE_TRIAL_FORMAT
 
@@ -92,7 +97,7 @@ class SweTrial(TrialKind):
                      grader_image=self.image, grade_limits=self.grade_limits, tries=1, run=self.run,
                      repeat=self.repeat,
                      followup=(measure_where_run, {"attempt": n, "agent": agent.name, "image": self.image,
-                                                   "limits": self.grade_limits}))
+                                                   "limits": self.grade_limits, "tier": self.tier}))
 
     def run_key(self) -> dict:
         """What the attempts depend on (a change means running the agents again): the task without its
@@ -133,7 +138,7 @@ class SweTrial(TrialKind):
     def after(self, result: dict) -> None:
         """The run's predictions are written again after each trial of its first repeat."""
         if self.repeat == 1:
-            write_run_predictions(load_suite(TIER), self.run)
+            write_run_predictions(load_suite(self.tier), self.run)
 
 
 def run_of(agents: list[Agent], attempts: int) -> tuple[str, str]:
@@ -156,11 +161,11 @@ def run_record(agents: list[Agent], attempts: int, run: str) -> dict:
             "agent_settings": [dict(a.values) for a in agents], "attempts": attempts}
 
 
-def task_image(task_dir: Path) -> str:
-    """The environment image a published swe task runs in (task.json ``image``). Raises ConfigError."""
+def task_image(task_dir: Path, tier: str = swebench.TIER) -> str:
+    """The environment image a published task of ``tier`` runs in (task.json ``image``). Raises ConfigError."""
     image = (read_json(Path(task_dir) / "task.json") or {}).get("image")
     if not isinstance(image, str) or not image:
-        raise ConfigError(f"{task_dir}/task.json names no environment image: run `doit gen:swe` again")
+        raise ConfigError(f"{task_dir}/task.json names no environment image: run `doit gen:{tier}` again")
     return image
 
 
@@ -177,22 +182,23 @@ def state(result: dict | None, st: SweTrial, grader_id: str | None = None) -> st
     return st.state(result, grader_id)
 
 
-def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limits: Limits | None = None) -> bool:
-    """For the report: True when the stored swe ``result`` of the task in ``task_dir`` no longer counts (the task,
-    an agent's definition as in ``agents`` (``rules.agents.load_agents()``), the attempts, or the grading
-    changed; an agent no longer defined makes it stale)."""
+def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limits: Limits | None = None,
+          tier: str = swebench.TIER) -> bool:
+    """For the report: True when the stored ``result`` of a trial of ``tier`` on the task in ``task_dir`` no
+    longer counts (the task, an agent's definition as in ``agents`` (``rules.agents.load_agents()``), the
+    attempts, or the grading changed; an agent no longer defined makes it stale)."""
     names = result.get("agents") or []
     values = result.get("agent_settings") or [{} for _ in names]
     try:
         resolved = tuple(agents[n].with_values(v) for n, v in zip(names, values))
-        image = task_image(task_dir)
-        limits = grade_limits or load_suite(TIER).prove
+        image = task_image(task_dir, tier)
+        limits = grade_limits or load_suite(tier).prove
     except (KeyError, ConfigError):
         return True
     if not resolved:
         return True
     st = SweTrial(resolved, Path(task_dir), Path(task_dir), Path(task_dir), image, limits,
-                  int(result.get("attempts_allowed") or 1))
+                  int(result.get("attempts_allowed") or 1), tier=tier)
     return state(result, st) != "current"
 
 
@@ -201,11 +207,11 @@ def stale(result: dict, task_dir: Path, agents: Mapping[str, Agent], grade_limit
 MEASURED = "plausibility.json"  # in an attempt's record folder: its plausibility, measured where it ran
 
 
-def _baseline(task_dir: Path, pretest_dir: Path, image: str, limits: Limits, grader_id: str) -> list[str]:
-    """The ids of the pre-existing tests that pass at base, kept in ``.lab/swe/pretest/<task>.json`` (of the
+def _baseline(task_dir: Path, pretest_dir: Path, image: str, limits: Limits, grader_id: str, tier: str) -> list[str]:
+    """The ids of the pre-existing tests that pass at base, kept in ``.lab/<tier>/pretest/<task>.json`` (of the
     machine that runs them) for the task's digest, the image's id and the limits (computed once, then read)."""
     key = {"task": task_digest(task_dir), "image_id": grader_id, "limits": repr(limits)}
-    path = STATE / "swe" / "pretest" / f"{task_dir.name}.json"
+    path = STATE / tier / "pretest" / f"{task_dir.name}.json"
     cached = read_json(path)
     if isinstance(cached, dict) and cached.get("key") == key:
         return list(cached["passed"])
@@ -214,7 +220,8 @@ def _baseline(task_dir: Path, pretest_dir: Path, image: str, limits: Limits, gra
     return passed
 
 
-def _breakage(task_dir: Path, image: str, limits: Limits, scratch: Path, grader_id: str) -> Callable[[Path], list[str]]:
+def _breakage(task_dir: Path, image: str, limits: Limits, scratch: Path, grader_id: str,
+              tier: str) -> Callable[[Path], list[str]]:
     """``broken(work_tree)`` for ``swebench.measure``: the pre-existing tests that passed at base and fail on
     the work tree; a task without pre-existing tests breaks none."""
     script = task_dir / swebench.PRETEST
@@ -223,19 +230,20 @@ def _breakage(task_dir: Path, image: str, limits: Limits, scratch: Path, grader_
     pretest_dir = swebench.pretest_task(task_dir, script.read_text(encoding="utf-8"), scratch / "pretest")
 
     def broken(tree: Path) -> list[str]:
-        expected = _baseline(task_dir, pretest_dir, image, limits, grader_id)  # run only for a patch to measure
+        expected = _baseline(task_dir, pretest_dir, image, limits, grader_id, tier)  # only for a patch to measure
         return swebench.pretest_failures(pretest_dir, tree, expected, image=image, limits=limits)
 
     return broken
 
 
 def measure_where_run(task_dir: Path, record_dir: Path, result: dict, scratch: Path, *, attempt: int, agent: str,
-                      image: str, limits: Limits) -> None:
+                      image: str, limits: Limits, tier: str = swebench.TIER) -> None:
     """An attempt's plausibility, measured by the executor that ran it (``Trial.followup``: on that machine's
     engine, a Ray node's included) from its kept work tree (``work-1.tar.gz`` in ``record_dir``): writes
     ``patch.diff`` (its patch against the base) and ``plausibility.json`` (``swebench.Attempt.to_json()``, or
     ``{"error": why}`` when the pre-existing tests could not run there) into ``record_dir``, so they travel with
-    the record. ``result``: the attempt's trial result (one that ended in ``error`` is not measured);
+    the record. ``result``: the attempt's trial result (one that ended in ``error`` is not measured); ``tier``:
+    whose task it is (where its baseline is kept);
     ``scratch``: a folder for the pre-existing tests' task, removed after."""
     if result.get("status") == "error":
         return
@@ -247,7 +255,7 @@ def measure_where_run(task_dir: Path, record_dir: Path, result: dict, scratch: P
             a = swebench.Attempt(attempt, agent, "", f"the work tree could not be measured: {note}"[:300], [], [])
         else:
             grader_id = ((result.get("images") or {}).get("grader") or {}).get("id") or ""
-            broken = _breakage(Path(task_dir), image, limits, Path(scratch), grader_id)
+            broken = _breakage(Path(task_dir), image, limits, Path(scratch), grader_id, tier)
             with tempfile.TemporaryDirectory(prefix="lab-measure-") as tmp:
                 tree = Path(tmp) / "work"
                 unpack_work(Path(record_dir) / archive, tree)
@@ -313,11 +321,11 @@ def _choose(result: SweResult, made: list[swebench.Attempt]) -> None:
 
 def new_result(st: SweTrial, meta: dict) -> SweResult:
     """The swe trial's result before any attempt (status ``error``), for the task whose task.json holds
-    ``meta``: who runs what, its groups (the tier's ``group_keys``), the environment image."""
+    ``meta``: who runs what, its groups (its tier's ``groups``), the environment image."""
     names = [a.name for a in st.agents]
     return SweResult(
-        task=meta.get("task", st.task_dir.name), tier=TIER,
-        groups={k: meta.get(k) for k in swebench.GROUPS}, run=st.run, label=st.label,
+        task=meta.get("task", st.task_dir.name), tier=st.tier,
+        groups={k: meta.get(k) for k in groups_of(st.tier)}, run=st.run, label=st.label,
         agent="+".join(names), agents=names, agent_settings=[dict(a.values) for a in st.agents],
         settings=dict(st.agents[0].values) if len(st.agents) == 1 else {}, repeat=st.repeat,
         attempts_allowed=st.attempts, started=now(), images={"grader": {"tag": st.image, "id": ""}})
@@ -338,7 +346,7 @@ def run_swe_trial(st: SweTrial, run_one: Callable[[Trial], dict], environ: Mappi
     try:
         grader_id = current_grader_id(st.image, fresh=True)
         if not grader_id:
-            raise TrialError(f"the task's environment image {st.image} is missing: `doit gen:swe` builds it")
+            raise TrialError(f"the task's environment image {st.image} is missing: `doit gen:{st.tier}` builds it")
         result.images["grader"]["id"] = grader_id
         result.key = st.key(grader_id)
         made = swebench.until_plausible(st.attempts, _attempt_maker(st, result, run_one))
@@ -410,7 +418,7 @@ def regrade_swe_trial(st: SweTrial, result: dict, grader_id: str) -> dict | None
     new["images"]["grader"]["id"] = grader_id
     new["graded"] = {"grader_image_id": grader_id, "regraded": True, "at": now()}
     path = st.run_dir / "result.json"
-    return SweResult.from_json(new, swebench.GROUPS, path).save(path)
+    return SweResult.from_json(new, groups_of(st.tier), path).save(path)
 
 
 # ---- predictions ----
@@ -419,8 +427,9 @@ _predictions_lock = threading.Lock()
 
 
 def write_run_predictions(suite: Suite, run: str) -> Path:
-    """Write ``evals/swe/predictions/<run>.jsonl`` from the run's finished records (repeat 1; a trial that
-    ended in ``error`` has no prediction yet): each task's chosen patch. Returns the path."""
+    """Write ``evals/<tier>/predictions/<run>.jsonl`` (the tier of ``suite``) from the run's finished records
+    (repeat 1; a trial that ended in ``error`` has no prediction yet): each task's chosen patch. Returns the
+    path."""
     root = suite.runs_dir / run
     patches: dict[str, str] = {}
     for path in sorted(root.glob("*/result.json")):
@@ -437,46 +446,48 @@ def write_run_predictions(suite: Suite, run: str) -> Path:
 # ---- one trial of a run, as doit's eval task runs it ----
 
 def make_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str | None = None,
-                   repeat: int = 1) -> SweTrial:
-    """The SweTrial of the agents named in ``agents`` (name, settings values) on ``task``, as ``eval_swe_trial``
-    runs it and doit's up-to-date check judges it. Raises AgentError, ConfigError."""
+                   repeat: int = 1, tier: str = swebench.TIER) -> SweTrial:
+    """The SweTrial of the agents named in ``agents`` (name, settings values) on ``task`` of ``tier``, as
+    ``eval_swe_trial`` runs it and doit's up-to-date check judges it. Raises AgentError, ConfigError."""
     from rules.agents import get_agent
 
-    suite = load_suite(TIER)
+    suite = load_suite(tier)
     resolved = [get_agent(name).with_values(values) for name, values in agents]
     run = run or run_of(resolved, attempts)[0]
     folder = trial_folder(task, repeat)
     task_dir = suite.tasks_dir / task
-    return SweTrial(tuple(resolved), task_dir, suite.runs_dir / run / folder, STATE / "trials" / TIER / run / folder,
-                    task_image(task_dir), suite.prove, attempts, run, repeat)
+    return SweTrial(tuple(resolved), task_dir, suite.runs_dir / run / folder, STATE / "trials" / tier / run / folder,
+                    task_image(task_dir, tier), suite.prove, attempts, run, repeat, tier)
 
 
 def swe_trial_uptodate(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str,
-                       repeat: int = 1) -> bool:
+                       repeat: int = 1, tier: str = swebench.TIER) -> bool:
     """doit's up-to-date check of a swe trial: True exactly when ``state`` says ``current``; False when the
     trial cannot be made (a ConfigError: ``eval_swe_trial``, its action, then says why). The SweTrial built
     here is the one ``eval_swe_trial`` then runs (``rules.runs.trial_for``)."""
     try:
-        st = trial_for(_key(agents, task, attempts, run, repeat),
-                       lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=True)
+        st = trial_for(_key(agents, task, attempts, run, repeat, tier),
+                       lambda: make_swe_trial(agents, task, attempts, run, repeat, tier), keep=True)
         return record_verdict(st.run_dir, st.state(stored_result(st.run_dir)) == "current")
     except ConfigError:
         return False
 
 
-def _key(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str, repeat: int) -> tuple:
+def _key(agents: list[tuple[str, Mapping[str, str]]], task: str, attempts: int, run: str, repeat: int,
+         tier: str) -> tuple:
     """The doit task's identity of a swe trial (what ``trial_for`` keys it by)."""
-    return ("swe", tuple((name, tuple(sorted(values.items()))) for name, values in agents), task, attempts, run,
-            repeat)
+    return ("swe", tier, tuple((name, tuple(sorted(values.items()))) for name, values in agents), task, attempts,
+            run, repeat)
 
 
 def eval_swe_trial(agents: list[tuple[str, Mapping[str, str]]], task: str, folders: list[str], since: float,
-                   attempts: int, run: str, repeat: int = 1, backend: str = "local", cluster: str | None = None) -> dict:
-    """Run the swe trial unless its stored result is current; re-grade it when only the held-out grading
-    changed; write the run's ``run.json`` and predictions; print its line and the run's progress
-    (``rules.runs.eval_kind``). Raises AgentError, ConfigError, BackendError."""
-    st = trial_for(_key(agents, task, attempts, run, repeat),
-                   lambda: make_swe_trial(agents, task, attempts, run, repeat), keep=False)
+                   attempts: int, run: str, repeat: int = 1, backend: str = "local", cluster: str | None = None,
+                   tier: str = swebench.TIER) -> dict:
+    """Run the swe trial (a task of ``tier``) unless its stored result is current; re-grade it when only the
+    held-out grading changed; write the run's ``run.json`` and predictions; print its line and the run's
+    progress (``rules.runs.eval_kind``). Raises AgentError, ConfigError, BackendError."""
+    st = trial_for(_key(agents, task, attempts, run, repeat, tier),
+                   lambda: make_swe_trial(agents, task, attempts, run, repeat, tier), keep=False)
     return eval_kind(st, folders, since, backend, cluster)
 
 

@@ -28,7 +28,12 @@ Adding a language is one module and one template folder:
   C: a JUnit XML from CTest's ``--output-junit`` or a reader of the project's own format added there);
 - tests/test_swe_multi_<language>.py: its runner on a fixture repository made at test time.
 
-Not built yet: trials of agents (``eval_steps`` says so), and runners other than Go.
+Trials of agents are the swe tier's (``rules.tiers.swe.SweTrials``: attempts across agents, retry until plausible,
+each agent's image built FROM the task's environment image); a task's ``pretest.sh`` (the pre-existing tests of
+its packages at the base commit, never a held-out test) is what an attempt must not break. ``doit prune:swe-multi``
+removes the environment images no published task needs, as ``prune:swe`` does.
+
+Not built yet: runners other than Go.
 """
 from __future__ import annotations
 
@@ -37,9 +42,10 @@ from typing import Callable
 
 from rules.config import TEMPLATES, ConfigError, Limits, Suite
 from rules.records import TASK_FORMAT
-from rules.tier import ImageSpec, Metric, Profile, Rejected, Selection, Step, TaskSpec, Tier
+from rules.tier import ImageSpec, Metric, Profile, Rejected, Selection, TaskSpec, flag
+from rules.tiers.swe import SweTrials
 from rules.tiers.swe_multi import languages
-from rules.tiers.swe_multi.env import IMAGE_PREFIX
+from rules.tiers.swe_multi.env import IMAGE_PREFIX, STAMP_PREFIX
 from rules.tiers.swe_multi.render import GROUPS, RENDER, TIER
 
 PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", groups="repos", passed="resolved",
@@ -57,14 +63,16 @@ def runners() -> dict:
 RUNNERS = frozenset({"go"})  # the languages of ``runners()``, known without importing them
 
 
-class SweMultiTier(Tier):
+class SweMultiTier(SweTrials):
     """SWE-bench Multilingual through the seam of rules/tier.py: one environment image per instance, proofs by
-    test identity, the resolved rate per repository (and its language as a group)."""
+    test identity, the swe tier's trials (``SweTrials``), the resolved rate per repository (and its language as a
+    group)."""
 
     name = TIER
     groups = GROUPS
     profile = PROFILE
     selection_vars = ("instances", "limit", "all", "langs")
+    env_stamp_prefix = STAMP_PREFIX
 
     def tasks(self, suite: Suite, var: Callable) -> Selection:
         from rules import images
@@ -150,23 +158,9 @@ class SweMultiTier(Tier):
         from rules.build import prove_staged
         from rules.tiers.swe import swebench
 
-        stamp = images.stamp_path(f"swe-multi-env-{image.split(':', 1)[1]}") \
+        stamp = images.stamp_path(f"{STAMP_PREFIX}{image.split(':', 1)[1]}") \
             if image.startswith(IMAGE_PREFIX + ":") else None
         return prove_staged(build, image=image, limits=limits, stamp=stamp, group_keys=GROUPS, prove=swebench.prove)
-
-    def eval_steps(self, ctx):
-        """Trials of agents are not built for this tier yet: each run is one step that says so."""
-        reason = ("the swe-multi tier has no trials yet; grade SWE-bench predictions with "
-                  "`doit evaluate suite=swe-multi predictions=FILE`")
-        for name in ctx.runs:
-            yield Step(name, fails=reason, doc=f"run {name} (not yet: {reason})")
-
-    def report_run(self, ctx, agent: str) -> str:
-        raise ConfigError("the swe-multi tier has no trials yet; grade SWE-bench predictions with "
-                          "`doit evaluate suite=swe-multi predictions=FILE`")
-
-    def regrade(self, agent: str) -> str:
-        raise ConfigError("the swe-multi tier has no trials yet, so nothing to re-grade")
 
     def evaluate(self, predictions: str | None, dataset: str | None) -> str:
         """``doit evaluate suite=swe-multi predictions=FILE|gold|empty``: grade SWE-bench predictions with the

@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass
 
 IMAGE_PREFIX = "lab/swe-multi-env"
+STAMP_PREFIX = "swe-multi-env-"  # an image's stamp: .lab/images/<this><name>.json
 RECIPE = 1  # raise when an image's recipe changes in a way its templates do not show (its digest changes)
 
 
@@ -29,7 +30,7 @@ class Env:
 
     @property
     def stamp_name(self) -> str:
-        return f"swe-multi-env-{self.name}"
+        return f"{STAMP_PREFIX}{self.name}"
 
     @property
     def base(self) -> str:

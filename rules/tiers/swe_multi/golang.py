@@ -154,6 +154,18 @@ def context(tests: GoTests, base_files: set[str]) -> dict:
             "package_base_test_files": [p for p in tests.test_files if p in base_files]}
 
 
+def pretest(fields: dict, base_files: set[str]) -> dict | None:
+    """check.sh's Go fields for the pre-existing tests (``pretest.sh``): every test of the instance's packages
+    as the base commit has them (no ``-run``: the whole packages, as the agents' ``test_cmd`` runs them), the
+    canaries in the base's file of the first FAIL_TO_PASS test or else the first test file of those packages;
+    None when the base commit has no test file there."""
+    files = fields["package_base_test_files"]
+    if not files:
+        return None
+    canary = fields["canary_file"] if fields["canary_file"] in base_files else files[0]
+    return {**fields, "canary_file": canary, "run_names": []}
+
+
 def test_cmd(tests: GoTests) -> str:
     """The agents' command for the pre-existing tests of the instance's packages, offline, as the grading runs
     them (without the held-out tests)."""
@@ -228,4 +240,4 @@ def runner():
     """This module as a ``rules.tiers.swe_multi.render.Runner``."""
     from rules.tiers.swe_multi.render import Runner
 
-    return Runner(LANGUAGE, REPORT, SUBTEST_SEP, TEMPLATE_DIR, env_for, tests, build)
+    return Runner(LANGUAGE, REPORT, SUBTEST_SEP, TEMPLATE_DIR, env_for, tests, build, pretest)

@@ -12,7 +12,7 @@ from rules.tiers.swe_multi.env import Env
 from rules.tiers.swe_multi.languages import NAMES
 
 TIER = "swe-multi"
-RENDER = 3  # raise when what a render writes changes (its tasks render and prove again)
+RENDER = 4  # raise when what a render writes changes (its tasks render and prove again)
 GROUPS = ("repo", "language")
 
 
@@ -24,7 +24,9 @@ class Runner:
     ``lay_tests.sh.j2``, ``canaries.sh.j2``, ``run.sh.j2`` and ``env.Dockerfile.j2``), ``env_for(repo,
     version)`` (its ``Env`` or None), ``tests(inst, tar, tests_after, base_files)`` → (check.sh fields, the
     dataset names that stand for several ids, the agents' test command, the image's build inputs) raising
-    Rejected, and ``build(env, repo, commit, inputs)`` (builds and stamps the image, returns the stamp)."""
+    Rejected, ``build(env, repo, commit, inputs)`` (builds and stamps the image, returns the stamp) and
+    ``pretest(fields, base_files)`` (check.sh's fields for the pre-existing tests alone, as the base commit has
+    them, or None when the base has none: ``pretest.sh``)."""
 
     language: str
     report: str
@@ -33,15 +35,19 @@ class Runner:
     env_for: Callable
     tests: Callable
     build: Callable
+    pretest: Callable
 
 
 def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None, test_timeout: int = 900):
     """Render ``inst`` into a task (reads its repository; writes nothing). Returns
     ``rules.tiers.aider.exercises.Rendered``: ``prompt.txt``, ``setup.sh``, ``check.sh``, ``task.json``,
-    ``workspace.tar``, ``holdout/test.patch``; answer files = the files of the gold patch as it leaves them.
+    ``workspace.tar``, ``holdout/test.patch`` and, when the base commit has tests in the instance's packages,
+    ``pretest.sh`` (those tests alone, no held-out one: what an attempt must not break, read by lab alone,
+    ``rules.tiers.swe.swerun``); answer files = the files of the gold patch as it leaves them.
     Raises Rejected (a patch that does not apply, tests that cannot be found) and Unavailable (its repository
     is not under ``repos`` and cannot be cloned, or its clone is not whole)."""
     from rules.records import TaskMeta
+    from rules.render import render as render_template
 
     co = swebench.checkout(inst, repos)
     if not inst.fail_to_pass:
@@ -72,7 +78,9 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
             # never runs the base): its PASS_TO_PASS tests cannot pass there (rules.tiers.swe.swebench.prove)
             "base_may_not_build": True,
         })
-    return swebench.assemble(co, inst.test_patch, context, "swe_multi/check.sh.j2", meta)
+    pre = runner.pretest(fields, co.base_files)
+    pretest = None if pre is None else render_template("swe_multi/check.sh.j2", holdout=False, **{**context, **pre})
+    return swebench.assemble(co, inst.test_patch, context, "swe_multi/check.sh.j2", meta, pretest=pretest)
 
 
 def image_inputs(inst: swebench.Instance, runner: Runner, repos: str | None):
