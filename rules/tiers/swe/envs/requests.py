@@ -70,6 +70,7 @@ _HTTPBIN_START = r"""#!/bin/sh
 # A local httpbin on 127.0.0.1:PORT for the tests' HTTPBIN_URL (rules/tiers/swe/envs/requests.py): started by root
 # before any graded code runs, as nobody (uid UID), which the tester (uid 1000) can neither signal nor replace.
 set -u
+cd /  # never run anything from the work tree's folder, where check.sh calls this as root
 answers() {
   /opt/lab/httpbin/bin/python -I -c 'import sys, urllib.request as u; u.urlopen(sys.argv[1] + "get", timeout=2)' \
     "http://127.0.0.1:PORT/" > /dev/null 2>&1
@@ -82,7 +83,7 @@ if [ "$(id -u)" = 0 ]; then
   chown UID:UID "$dir"
   set -- setpriv --reuid=UID --regid=UID --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --
 fi
-cd / && "$@" env -i PATH=/usr/bin:/bin HOME="$dir" TMPDIR="$dir" LANG=C.UTF-8 setsid \
+"$@" env -i PATH=/usr/bin:/bin HOME="$dir" TMPDIR="$dir" LANG=C.UTF-8 setsid \
   /opt/lab/httpbin/bin/python -I -m httpbin.core --host 127.0.0.1 --port PORT < /dev/null > "$dir/log" 2>&1 &
 i=0
 while [ $i -lt 150 ]; do
