@@ -19,7 +19,7 @@ named.
 
 The local httpbin (0.14, 2.4 and 2.7: the versions whose Lite instances have FAIL_TO_PASS tests only httpbin
 decides; 2.3 and 2.10 keep their images and digests): PyPI ``httpbin`` 0.10.4 (psf/httpbin, the continuation of
-the 0.9.2 that httpbin.org serves; requires Python 3.7 or later, here bullseye's 3.9.2) and its dependencies at the
+the 0.9.2 that httpbin.org serves; Requires-Python >=3.8, here bullseye's 3.9.2) and its dependencies at the
 versions pip resolved for it on that Python (``HTTPBIN_PINS``), in a venv of its own (``/opt/lab/httpbin``), never
 in the tests' venv. ``/opt/lab/httpbin-start``, a ``prepare`` line, serves it on ``HTTPBIN_URL`` (127.0.0.1, the
 only interface of a grading's container, whose network is none); every one of these test files reads that
