@@ -122,17 +122,6 @@ def test_an_environment_built_from_another_commit_says_so_in_its_digest_alone():
     assert len({e.digest() for e in ENVS}) == len(ENVS)
 
 
-def test_requests_27_excludes_24s_network_tests_and_three_more_in_the_order_its_images_were_built_with():
-    """requests 2.7's list is derived from 2.4's; its entry's digest names the image built when the list was
-    written out whole (a change of order or content would rebuild it and prove its tasks again)."""
-    from rules.tiers.swe.envs import requests
-
-    assert set(requests._NET_24) < set(requests._NET_27) and len(requests._NET_27) == len(requests._NET_24) + 3
-    assert list(requests._NET_27) == sorted(requests._NET_27)
-    assert "test_requests.py::test_urllib3_retries" in requests._NET_27
-    assert swebench.env_for("psf/requests", "2.7").digest() == "4d8d18863e043e1d"
-
-
 # ---- the repositories folder: each README layout, tried in turn (no Docker) ----
 
 def _init(path: Path, bare: bool = False) -> Path:
