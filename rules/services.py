@@ -14,6 +14,7 @@ agents that declare the same service share one image, and a changed copied file 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from rules.config import ROOT, TEMPLATES, ConfigError, Limits, check_fields
 
-FIELDS = ("image", "command", "port", "ready", "build", "limits", "model")
+FIELDS = ("image", "command", "port", "ready", "build", "limits", "model", "cache")
 REQUIRED = ("image", "command", "port")
 SERVICE_TEMPLATES = TEMPLATES / "images" / "services"
 PLACEHOLDER = re.compile(r"\{port\}")
@@ -47,7 +48,13 @@ class Service:
     and processes, and in ``timeout`` the seconds the service may take to become ready. ``{port}`` in
     ``command`` and ``ready`` is replaced by the port. ``model``: the name the service's server gives the model
     it serves, when it is one (what lab's gateway asks it for on a ``model=local`` run); no part of the
-    definition, as it changes nothing the service does.
+    definition, as it changes nothing the service does. ``cache``: an absolute folder in the service's container
+    that outlives the trial (None: nothing does): lab mounts there a folder of its own, one per service
+    definition (``cache_dir``), and starts the service in it as its working directory (llama-cpp-python's disk
+    cache of evaluated prompts lives in ``.cache/`` under the working directory and has no option of its own).
+    What a cache keeps must be a function of the service's definition and its requests alone, never something a
+    trial could use to reach another: a model server's cache of evaluated prompts, keyed by their exact tokens,
+    is one.
     """
 
     image: str
@@ -57,12 +64,25 @@ class Service:
     build: tuple[tuple[str, str], ...] = ()
     limits: Limits = DEFAULT_LIMITS
     model: str | None = None
+    cache: str | None = None
 
     def definition(self) -> dict:
-        """The definition as plain JSON data (part of the agent's definition and digest)."""
-        return {"image": self.image, "command": list(self.command), "port": self.port, "ready": list(self.ready),
-                "build": dict(self.build), "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory,
-                                                      "pids": self.limits.pids, "timeout": self.limits.timeout}}
+        """The definition as plain JSON data (part of the agent's definition and digest; ``cache`` only when
+        set, so a service without one keeps the digest it had before caches existed)."""
+        out = {"image": self.image, "command": list(self.command), "port": self.port, "ready": list(self.ready),
+               "build": dict(self.build), "limits": {"cpus": self.limits.cpus, "memory": self.limits.memory,
+                                                     "pids": self.limits.pids, "timeout": self.limits.timeout}}
+        return {**out, "cache": self.cache} if self.cache else out
+
+    def cache_dir(self) -> Path | None:
+        """The host folder mounted at ``cache`` (None without one): ``.lab/cache/<stamp_name>-<12 hex digits of
+        SHA-256 over the definition>``, so a service whose image, command or limits differ (another model,
+        another context window) never reads a cache another one wrote."""
+        if not self.cache:
+            return None
+        from rules.config import STATE
+        key = hashlib.sha256(json.dumps(self.definition(), sort_keys=True).encode()).hexdigest()[:12]
+        return STATE / "cache" / f"{self.stamp_name}-{key}"
 
     @property
     def image_digest(self) -> str:
@@ -168,9 +188,14 @@ def parse_service(raw, where: str) -> Service:
     model = raw.get("model")
     if model is not None and (not isinstance(model, str) or not model):
         raise ServiceError(f"{where}: model must be the name its server gives its model, e.g. \"smollm2-135m\"")
+    cache = raw.get("cache")
+    if cache is not None and (not isinstance(cache, str) or not cache.startswith("/") or cache == "/"):
+        raise ServiceError(f"{where}: cache must be an absolute folder in the service's container other than /, "
+                           f"e.g. \"/var/cache/lab\", got {cache!r}")
     return Service(image=raw["image"], command=_strings(raw["command"], f"{where} command"), port=port,
                    ready=_strings(raw["ready"], f"{where} ready") if "ready" in raw else DEFAULT_READY,
-                   build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits, model=model)
+                   build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits, model=model,
+                   cache=cache)
 
 
 # ---- lab's model gateway: litellm's proxy beside a service (templates/images/services/gateway.Dockerfile.j2) ----

@@ -60,7 +60,7 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping
 from rules import disk, sandbox
 from rules.agents import (IN_DIR, OUT_DIR, USAGE_FILE, WORK, Agent, add_usage, provider_error, try_trajectory,
                           try_usage)
-from rules.config import ConfigError, Limits
+from rules.config import STATE, ConfigError, Limits
 from rules.files import read_json, sha256_bytes, tree_digest, write_atomic
 from rules.grade import grade
 from rules.services import GATEWAY_STATE
@@ -889,7 +889,8 @@ def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
     """Yield the trial to run: ``t`` itself, or, when its agent declares a service (``rules.services``), ``t``
     with the agent's network set to the namespace of the service's container, started (and waited for) here
     and removed on exit. Records ``result.service`` (``{"image", "id", "ready_seconds"}``) and the
-    service's output in ``service.log``. Raises SandboxError when the service does not come up, or stopped
+    service's output in ``service.log``; a service with a ``cache`` gets its folder (``Service.cache_dir``, made
+    here; recorded as ``result.service["cache"]``) mounted at it as its working directory. Raises SandboxError when the service does not come up, or stopped
     before the tries were over (the agent did not have a fair chance: an infrastructure error)."""
     service = t.agent.service
     if service is None:
@@ -898,10 +899,15 @@ def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
     log = t.run_dir / "service.log"
     start = time.monotonic()
     labels = {"lab.agent": t.agent.name, "lab.task": str(result.task)}
+    cache = service.cache_dir()
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
     handle = sandbox.start_service(service.tag(), service.argv(), limits=service.limits, ready=service.probe(),
-                                   labels=labels, log_path=log)
+                                   labels=labels, log_path=log, workdir=service.cache,
+                                   mounts=[sandbox.Mount(str(cache), service.cache)] if cache is not None else ())
     result.service = {"image": service.tag(), "id": handle.image_id,
-                         "ready_seconds": round(time.monotonic() - start, 3)}
+                      "ready_seconds": round(time.monotonic() - start, 3),
+                      **({"cache": cache.relative_to(STATE.parent).as_posix()} if cache is not None else {})}
     gateway = None
     try:
         if t.agent.gateway is not None:

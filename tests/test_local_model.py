@@ -106,6 +106,29 @@ def test_a_bad_service_names_the_agent_and_the_field(change, message):
     assert message in str(err.value) and "agents.toml [tomo" in str(err.value)
 
 
+def test_a_service_cache_is_part_of_its_definition_and_has_a_folder_per_definition():
+    plain = parse_service({"image": "llama", "command": ["serve"], "port": 80}, "x")
+    cached = parse_service({"image": "llama", "command": ["serve"], "port": 80, "cache": "/var/cache/lab"}, "x")
+    other = parse_service({"image": "llama", "command": ["serve", "--n_ctx", "4096"], "port": 80,
+                           "cache": "/var/cache/lab"}, "x")
+    assert "cache" not in plain.definition() and plain.cache_dir() is None  # digests without a cache unchanged
+    assert cached.definition()["cache"] == "/var/cache/lab"
+    assert cached.cache_dir().parent.name == "cache" and cached.cache_dir().name.startswith(cached.stamp_name)
+    assert other.cache_dir() != cached.cache_dir()  # another model window never reads this one's states
+
+
+@pytest.mark.parametrize("cache", ["var/cache", "/", 7, ""])
+def test_a_service_cache_must_be_an_absolute_folder(cache):
+    with pytest.raises(Exception, match="cache must be an absolute folder"):
+        parse_service({"image": "llama", "command": ["serve"], "port": 80, "cache": cache}, "x")
+
+
+def test_the_shipped_local_model_keeps_its_prompt_cache_from_trial_to_trial():
+    service = load_agents(ROOT / "evals" / "agents.toml")["aider-local"].service
+    argv = service.argv()
+    assert service.cache and argv[argv.index("--cache") + 1] == "true" and "disk" in argv
+
+
 def test_a_missing_service_template_lists_the_built_in_ones():
     service = parse_service({"image": "vllm", "command": ["serve"], "port": 8000}, "x")
     with pytest.raises(Exception, match="built-in service images: gateway, llama"):
@@ -257,6 +280,7 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
         assert r["usage"] and r["usage"]["tokens_sent"] > 0, (task, logs.get(task))
         assert r["service"]["image"].startswith("lab/service-llama:")
         assert "Uvicorn running" in (runs / task / "service.log").read_text()
+        assert r["service"]["cache"].startswith(".lab/cache/service-llama-"), r["service"]
         first = r["tries"][0]  # aider's chat history, read by its adapter, is the try's trajectory
         trajectory = json.loads((runs / task / first["trajectory"]).read_text())
         assert trajectory["schema_version"] == "ATIF-v1.7"
@@ -277,6 +301,12 @@ def test_aider_local_runs_the_fixture_tasks_end_to_end_with_real_tokens(local_ho
         else:
             assert r["usage"]["tokens_received"] == 0 and said_empty, (task, r["usage"], logs.get(task))
     assert lab_containers(**{"lab.agent": "aider-local"}) == []
+    # the prompt cache outlives each trial's server: a later trial's server loaded a state an earlier one saved
+    # (aider's system prompt is the same for every task)
+    caches = list((local_home / ".lab" / "cache").glob("service-llama-*/.cache/llama_cache/*"))
+    assert caches, sorted(p.name for p in (local_home / ".lab").iterdir())
+    hits = [t for t in TASKS if "cache hit" in (runs / t / "service.log").read_text()]
+    assert len(TASKS) < 2 or hits, "no trial's model server loaded a saved prompt state"
     passed = sum(r["status"] == "pass" for r in results.values())
     tokens = sum(r["usage"]["tokens_sent"] + r["usage"]["tokens_received"] for r in results.values())
     print(f"\naider-local on {len(results)} fixture tasks: {passed} passed, {seconds:.0f} s in all, "

@@ -179,10 +179,12 @@ class ServiceHandle:
 
 
 def start_service(image: str, command: list[str], *, limits: Limits = Limits(), labels: dict[str, str] | None = None,
-                  ready: list[str] | None = None, log_path: Path | None = None, network: str = "none") -> ServiceHandle:
+                  ready: list[str] | None = None, log_path: Path | None = None, network: str = "none",
+                  mounts: Iterable[Mount] = (), workdir: str | None = None) -> ServiceHandle:
     """Start ``command`` in a container of ``image`` with network ``network``: ``none`` (its own namespace holds
     only a loopback interface), or another service's ``ServiceHandle.network`` to share its namespace; and the limits' CPUs, memory and processes; wait until ``ready`` (a probe command
-    run inside it, if given) exits 0, for at most ``limits.timeout`` seconds. Returns its handle; call
+    run inside it, if given) exits 0, for at most ``limits.timeout`` seconds; ``mounts`` and ``workdir`` as for
+    ``run``. Returns its handle; call
     ``stop`` when done (``cleanup`` removes it if its owner dies first).
 
     Raises SandboxError when the image is missing, the container cannot start, exits, or is not ready in
@@ -193,7 +195,9 @@ def start_service(image: str, command: list[str], *, limits: Limits = Limits(), 
     all_labels = {LABEL: "1", **run_labels(), f"{LABEL}.role": "service", **(labels or {})}  # cleanup's run ids
     try:
         container = c.containers.create(
-            image, command, detach=True, network_mode=network, labels=all_labels,
+            image, command, detach=True, network_mode=network, labels=all_labels, working_dir=workdir,
+            mounts=[engine.docker.types.Mount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
+                    for m in mounts],
             nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
             pids_limit=limits.pids,
             log_config=engine.docker.types.LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}))
