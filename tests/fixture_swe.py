@@ -33,6 +33,28 @@ def _write(repo: Path, files: dict[str, str]) -> None:
         p.write_text(text)
 
 
+def fixture_instance(repo: Path, base: dict[str, str], after: dict[str, str], *, source: str, tests: str = "tests",
+                     message: str, **fields) -> dict:
+    """Make the git repository ``repo`` (a commit of ``base``, then one of ``after`` laid over it, with ``message``)
+    and return an instance record in SWE-bench's layout: ``repo`` as ``lab/<folder name>``, the base commit (also
+    the environment's setup commit), version 0.1, the gold patch (the diff under ``source``), the test patch (under
+    ``tests``), and ``fields`` (instance_id, problem_statement, FAIL_TO_PASS, PASS_TO_PASS: lists, made JSON)."""
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _write(repo, base)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    sha = _git(repo, "rev-parse", "HEAD").strip()
+    _write(repo, after)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", message)
+    record = {"repo": f"lab/{repo.name}", "base_commit": sha, "version": "0.1",
+              "patch": _git(repo, "diff", sha, "HEAD", "--", source),
+              "test_patch": _git(repo, "diff", sha, "HEAD", "--", tests), "hints_text": "",
+              "created_at": "2026-01-01T00:00:00Z", "environment_setup_commit": sha}
+    return {**record, **{k: json.dumps(v) if isinstance(v, list) else v for k, v in fields.items()}}
+
+
 def make_calc(root: Path) -> tuple[Path, list[dict]]:
     """Make ``root/repos/calc`` (base commit, then the fix commit tagged v1.0) and ``root/data.jsonl`` with three
     instances: ``lab__calc-1`` (sound), ``lab__calc-2`` (its only FAIL_TO_PASS test passes before the fix: the

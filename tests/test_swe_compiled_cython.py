@@ -5,14 +5,13 @@ bug the gold patch fixes) is proved in the real engine: the fixes are in a ``.py
 ran the image's build of the base (cached) instead of the tree's own would fail the gold patch."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fixture_swe import _git, _write, lay_rendered  # noqa: E402
+from fixture_swe import fixture_instance, lay_rendered  # noqa: E402
 
 from rules.tiers.swe import swebench  # noqa: E402
 from rules.tiers.swe.envs import sklearn  # noqa: E402
@@ -43,22 +42,10 @@ FIRST = "tests/test_ops.py"
 
 def make_ops(root: Path) -> tuple[Path, dict]:
     """``root/lab/ops``: the base commit, then the fix; returns the repos folder and the instance's record."""
-    repo = root / "lab" / "ops"
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    _write(repo, BASE)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "ops")
-    base = _git(repo, "rev-parse", "HEAD").strip()
-    _write(repo, {**FIX, **TESTS})
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "fix add and neg")
-    record = {"repo": "lab/ops", "instance_id": "lab__ops-1", "base_commit": base, "version": "0.1",
-              "patch": _git(repo, "diff", base, "HEAD", "--", "ops"),
-              "test_patch": _git(repo, "diff", base, "HEAD", "--", "tests"), "problem_statement": "add subtracts",
-              "hints_text": "", "created_at": "2026-01-01T00:00:00Z", "environment_setup_commit": base,
-              "FAIL_TO_PASS": json.dumps([f"{FIRST}::test_add", f"{FIRST}::test_neg"]),
-              "PASS_TO_PASS": json.dumps([f"{FIRST}::test_add_zero"])}
+    record = fixture_instance(root / "lab" / "ops", BASE, {**FIX, **TESTS}, source="ops", message="fix add and neg",
+                              instance_id="lab__ops-1", problem_statement="add subtracts",
+                              FAIL_TO_PASS=[f"{FIRST}::test_add", f"{FIRST}::test_neg"],
+                              PASS_TO_PASS=[f"{FIRST}::test_add_zero"])
     return root, record
 
 

@@ -5,14 +5,13 @@ for an error status; its tests ask the local httpbin) is proved in the real engi
 by the server's answer, and a test run as the tester tries to kill the server and take its port, and cannot."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fixture_swe import _git, _write, lay_rendered  # noqa: E402
+from fixture_swe import fixture_instance, lay_rendered  # noqa: E402
 
 from rules.tiers.swe import swebench  # noqa: E402
 from rules.tiers.swe.envs import requests as requests_envs  # noqa: E402
@@ -64,22 +63,10 @@ FILE = "tests/test_fetch.py"
 
 def make_fetch(root: Path) -> tuple[Path, dict]:
     """``root/lab/fetch``: the base commit, then the fix; returns the repos folder and the instance's record."""
-    repo = root / "lab" / "fetch"
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    _write(repo, BASE)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "fetch")
-    base = _git(repo, "rev-parse", "HEAD").strip()
-    _write(repo, {**FIX, **TESTS})
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "an error status is the status")
-    record = {"repo": "lab/fetch", "instance_id": "lab__fetch-1", "base_commit": base, "version": "0.1",
-              "patch": _git(repo, "diff", base, "HEAD", "--", "fetch"),
-              "test_patch": _git(repo, "diff", base, "HEAD", "--", "tests"), "problem_statement": "418 reads 200",
-              "hints_text": "", "created_at": "2026-01-01T00:00:00Z", "environment_setup_commit": base,
-              "FAIL_TO_PASS": json.dumps([f"{FILE}::test_teapot"]),
-              "PASS_TO_PASS": json.dumps([f"{FILE}::test_get", f"{FILE}::test_the_server_is_out_of_the_testers_reach"])}
+    record = fixture_instance(root / "lab" / "fetch", BASE, {**FIX, **TESTS}, source="fetch",
+                              message="an error status is the status", instance_id="lab__fetch-1",
+                              problem_statement="418 reads 200", FAIL_TO_PASS=[f"{FILE}::test_teapot"],
+                              PASS_TO_PASS=[f"{FILE}::test_get", f"{FILE}::test_the_server_is_out_of_the_testers_reach"])
     return root, record
 
 
