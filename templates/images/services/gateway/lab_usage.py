@@ -337,7 +337,9 @@ def _unstreamed_upstream() -> None:
     counted 0 tokens sent for an answered request), the reply's from its text. Unstreamed, the server gives its
     own counts, which litellm's fake stream (its ``should_fake_stream``, used for OpenAI models that cannot
     stream) carries in the stream to every route. The agent sees nothing of the answer until it is whole, which
-    at a local model is most of the wait anyway (the prompt is computed before the first token)."""
+    at a local model is most of the wait anyway (the prompt is computed before the first token). The fake stream
+    carries one tool call a reply (its ``MockResponseIterator`` takes the first): llama-cpp-python's server gives
+    at most one (it calls a tool only when the request forces one function)."""
     import litellm
 
     config = litellm.OpenAILikeChatConfig  # custom_openai's chat configuration (litellm.utils.ProviderConfigManager)
