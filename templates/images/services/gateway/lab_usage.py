@@ -357,8 +357,10 @@ def _unstreamed_upstream() -> None:
 def told(log: dict) -> tuple[int | None, int | None]:
     """The tokens sent and received of a successful request from litellm's log of it (its standard logging
     object): (None, None) when the upstream told none, for a request always has some prompt tokens, and litellm
-    logs 0 sent where the upstream's stream carried no usage (its count of the reply is then its own estimate
-    from the text, not the upstream's: unknown too)."""
+    logs 0 sent where the upstream's stream carried no usage on the Responses route (its count of the reply is then
+    its own estimate from the text, not the upstream's: unknown too). On the other routes litellm estimates such a
+    stream's prompt with its own tokenizer, which no log tells from a count: a server whose streams carry no usage
+    is declared so (``stream_usage = false``), and is then never streamed from."""
     sent, received = int(log.get("prompt_tokens") or 0), int(log.get("completion_tokens") or 0)
     return (sent, received) if sent > 0 else (None, None)
 
