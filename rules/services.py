@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rules.config import ROOT, TEMPLATES, ConfigError, Limits, check_fields
 
-FIELDS = ("image", "command", "port", "ready", "build", "limits", "model", "cache")
+FIELDS = ("image", "command", "port", "ready", "build", "limits", "model", "cache", "stream_usage")
 REQUIRED = ("image", "command", "port")
 SERVICE_TEMPLATES = TEMPLATES / "images" / "services"
 PLACEHOLDER = re.compile(r"\{port\}")
@@ -54,7 +54,10 @@ class Service:
     cache of evaluated prompts lives in ``.cache/`` under the working directory and has no option of its own).
     What a cache keeps must be a function of the service's definition and its requests alone, never something a
     trial could use to reach another: a model server's cache of evaluated prompts, keyed by their exact tokens,
-    is one.
+    is one. ``stream_usage``: whether the server sends a stream's usage when asked
+    (``stream_options.include_usage``, as OpenAI's API does); when not (llama-cpp-python's server 0.3.16), lab's
+    gateway asks it without streaming (``gateway_service``); no part of the service's definition either (the
+    gateway's command, which it changes, is part of the agent's).
     """
 
     image: str
@@ -65,6 +68,7 @@ class Service:
     limits: Limits = DEFAULT_LIMITS
     model: str | None = None
     cache: str | None = None
+    stream_usage: bool = True
 
     def definition(self) -> dict:
         """The definition as plain JSON data (part of the agent's definition and digest; ``cache`` only when
@@ -192,10 +196,14 @@ def parse_service(raw, where: str) -> Service:
     if cache is not None and (not isinstance(cache, str) or not cache.startswith("/") or cache == "/"):
         raise ServiceError(f"{where}: cache must be an absolute folder in the service's container other than /, "
                            f"e.g. \"/var/cache/lab\", got {cache!r}")
+    stream_usage = raw.get("stream_usage", True)
+    if not isinstance(stream_usage, bool):
+        raise ServiceError(f"{where}: stream_usage must be true or false (whether its server sends a stream's usage "
+                           f"when asked), got {stream_usage!r}")
     return Service(image=raw["image"], command=_strings(raw["command"], f"{where} command"), port=port,
                    ready=_strings(raw["ready"], f"{where} ready") if "ready" in raw else DEFAULT_READY,
                    build=tuple(sorted((str(k), str(v)) for k, v in build.items())), limits=limits, model=model,
-                   cache=cache)
+                   cache=cache, stream_usage=stream_usage)
 
 
 # ---- lab's model gateway: litellm's proxy beside a service (templates/images/services/gateway.Dockerfile.j2) ----
@@ -231,11 +239,14 @@ def gateway_service(upstream: Service, model: str, port: int = GATEWAY_PORT, ver
                     budget: Budget = Budget()) -> Service:
     """The gateway as a Service (built and started like one): litellm's proxy on 127.0.0.1:``port`` in front of
     ``upstream``'s OpenAI-compatible server (``http://127.0.0.1:<upstream.port>/v1``, model ``model``), with
-    ``budget`` per try (and its cap on each reply)."""
+    ``budget`` per try (and its cap on each reply). An upstream whose streams carry no usage
+    (``upstream.stream_usage`` false) is asked without streaming, its answers streamed on by the gateway
+    (``--unstreamed-upstream``), so that the tokens every route reports are the server's own count."""
     command = ("/opt/lab/gateway/bin/python", "/opt/lab/gateway/lab/start.py", "--port", "{port}",
                "--upstream", f"http://127.0.0.1:{upstream.port}/v1", "--model", model,
                "--requests", str(budget.requests), "--tokens", str(budget.tokens),
-               *(("--reply-tokens", str(budget.reply_tokens)) if budget.reply_tokens else ()))
+               *(("--reply-tokens", str(budget.reply_tokens)) if budget.reply_tokens else ()),
+               *(() if upstream.stream_usage else ("--unstreamed-upstream",)))
     ready = ("/opt/lab/gateway/bin/python", "-c", "import urllib.request; urllib.request.urlopen("
              "'http://127.0.0.1:{port}/health/liveliness', timeout=5).read()")
     return Service(image="gateway", command=command, port=port, ready=ready,

@@ -783,9 +783,10 @@ def gateway_mark(t: Trial, n: int) -> None:
 
 def gateway_usage(t: Trial, n: int) -> dict | None:
     """What the trial's gateway counted for try ``n`` (None without a gateway): ``{"requests": admitted
-    requests, "failed": those the upstream refused or failed, "tokens_sent", "tokens_received", "refused":
-    requests refused past the budget, "over_budget": "requests" | "tokens" | None, "errors": the first few
-    failures' messages}``. Raises SandboxError when the gateway's log cannot be read."""
+    requests, "failed": those the upstream refused or failed, "tokens_sent", "tokens_received": None (unknown)
+    when the upstream told the tokens of any answered request not (its ``untold``; the gateway logs them null, never
+    0), "untold", "refused": requests refused past the budget, "over_budget": "requests" | "tokens" | None,
+    "errors": the first few failures' messages}``. Raises SandboxError when the gateway's log cannot be read."""
     if t.gateway is None:
         return None
     code, out = sandbox.service_exec(t.gateway, ["sh", "-c", f"cat {GATEWAY_STATE}/usage.jsonl 2>/dev/null; true"])
@@ -804,9 +805,11 @@ def gateway_usage(t: Trial, n: int) -> dict | None:
     answered = sum(1 for r in calls if r["ok"])
     # one route (Gemini's) passes litellm's pre-call hook by, so a request may be answered unadmitted
     admitted = max(sum(1 for r in rows if r.get("admitted")), answered)
+    untold = sum(1 for r in calls if r["ok"] and r.get("prompt_tokens") is None)
     return {"requests": admitted, "failed": max(0, admitted - answered),
-            "tokens_sent": sum(int(r.get("prompt_tokens") or 0) for r in calls),
-            "tokens_received": sum(int(r.get("completion_tokens") or 0) for r in calls),
+            "tokens_sent": None if untold else sum(int(r.get("prompt_tokens") or 0) for r in calls),
+            "tokens_received": None if untold else sum(int(r.get("completion_tokens") or 0) for r in calls),
+            "untold": untold,
             "refused": len(refused), "over_budget": refused[0] if refused else None,
             "errors": [str(r.get("error", ""))[:300] for r in calls if not r.get("ok")][:3],
             "dropped": sorted({str(f) for r in rows if isinstance(r.get("dropped"), list) for f in r["dropped"]})}
@@ -877,8 +880,13 @@ def usage_notes(reported: dict | None, counted: dict | None, agent: Agent) -> li
         kind = counted["over_budget"]
         notes.append(f"over its {kind} budget ({getattr(agent.budget, kind)} {kind} per try): the gateway refused "
                      f"{counted['refused']} request(s)")
+    if counted.get("untold"):
+        notes.append(f"the model server told no tokens for {counted['untold']} answered request(s): the gateway's "
+                     "count is unknown")
     for key in ("tokens_sent", "tokens_received"):
         mine, theirs = (reported or {}).get(key), counted[key]
+        if theirs is None:
+            continue
         if (mine or 0) != theirs and abs((mine or 0) - theirs) > 0.1 * max(mine or 0, theirs):
             notes.append(f"usage disagrees: the agent reports {key} {mine}, the gateway counted {theirs}")
     return notes

@@ -47,10 +47,10 @@ def test_bad_gateway_tables_name_the_field(change, message):
 
 # ---- Docker: the gateway serving the fixture in a service namespace ----
 
-def _start(script: dict, requests: int = 0, reply_tokens: int = 0):
+def _start(script: dict, requests: int = 0, reply_tokens: int = 0, stream_usage: bool = True):
     from rules import images, sandbox
 
-    up = Service(image=SCRIPTED["image"], port=8080,
+    up = Service(image=SCRIPTED["image"], port=8080, stream_usage=stream_usage,
                  command=("python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", json.dumps(script)))
     gw = gateway_service(up, "scripted", budget=Budget(requests=requests, reply_tokens=reply_tokens))
     for s in (up, gw):
@@ -69,11 +69,15 @@ def _client(handle, gw) -> dict:
 
 
 @pytest.mark.docker
-def test_the_gateway_answers_every_api_from_the_script_and_counts_the_try(grader_image):
+@pytest.mark.parametrize("server", ["always", "never"])
+def test_the_gateway_answers_every_api_from_the_script_and_counts_the_try(grader_image, server):
+    """Every route, in front of a server that sends a stream's usage, and of one that never does (as
+    llama-cpp-python's, ``never``), which the gateway asks without streaming (its streamed chat request too)."""
     from rules import sandbox
     from rules.trial import Trial, gateway_usage
 
-    handle, gateway, gw = _start({"mode": "solve", "path": "a.py", "content": "x = 1\n"})
+    handle, gateway, gw = _start({"mode": "solve", "path": "a.py", "content": "x = 1\n", "stream_usage": server},
+                                 stream_usage=server != "never")
     try:
         got = _client(handle, gw)
         assert all(code == 200 for code, _ in got.values()), got
@@ -85,6 +89,7 @@ def test_the_gateway_answers_every_api_from_the_script_and_counts_the_try(grader
         counted = gateway_usage(t, 1)
         assert counted["requests"] == 5 and counted["failed"] == 0 and counted["tokens_sent"] > 0
         assert counted["tokens_received"] > 0 and gateway_usage(t, 2)["requests"] == 0
+        assert counted["untold"] == 0  # each of the five told by the server, the streamed chat request too
     finally:
         sandbox.stop(gateway)
         sandbox.stop(handle)
@@ -327,3 +332,119 @@ def test_the_gateway_waits_for_the_upstream_as_long_as_the_try_may_last():
     spec.loader.exec_module(start)
     params = start.config(argparse.Namespace(model="m", upstream="http://127.0.0.1:8080/v1"))["model_list"][0]["litellm_params"]
     assert params["timeout"] >= 24 * 3600 and params["stream_timeout"] >= 24 * 3600
+
+
+def test_a_server_whose_streams_carry_no_usage_is_asked_without_streaming():
+    """llama-cpp-python's server (0.3.16) sends no usage in a stream, asked or not: a service table says so with
+    ``stream_usage = false``, and the gateway in front of it is started with ``--unstreamed-upstream``; the local
+    model that ships says so, so every model=local run's gateway asks it without streaming."""
+    from rules.agents import load_agents
+    from rules.config import ROOT
+    from rules.services import ServiceError, parse_service
+
+    asked = parse_service({**SCRIPTED, "stream_usage": False}, "t [x.service]")
+    assert asked.stream_usage is False and parse_service(SCRIPTED, "t").stream_usage is True
+    assert asked.definition() == parse_service(SCRIPTED, "t").definition()  # nothing the server does changes
+    assert "--unstreamed-upstream" in gateway_service(asked, "scripted").argv()
+    assert "--unstreamed-upstream" not in gateway_service(parse_service(SCRIPTED, "t"), "scripted").argv()
+    with pytest.raises(ServiceError, match=r"t \[x.service\]: stream_usage must be true or false"):
+        parse_service({**SCRIPTED, "stream_usage": "no"}, "t [x.service]")
+    codex = load_agents(ROOT / "evals" / "agents.toml")["codex"].resolve({"model": "local"})
+    assert codex.service.stream_usage is False and "--unstreamed-upstream" in codex.gateway.argv()
+
+
+def test_tokens_the_upstream_did_not_tell_are_unknown_never_0(monkeypatch):
+    """A request answered without a count of its tokens (a stream without usage) is logged by the gateway with
+    null tokens; the try's gateway count is then unknown (None), never 0 or a sum that leaves it out, and its
+    notes say so; the agent's own report is compared only with a count the gateway has."""
+    import ast
+
+    from rules import sandbox
+    from rules.trial import Trial, gateway_usage, usage_notes
+
+    source = (TEMPLATES / "images" / "services" / "gateway" / "lab_usage.py").read_text()
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "told")
+    space: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "lab_usage.py", "exec"), space)
+    assert space["told"]({"prompt_tokens": 0, "completion_tokens": 47}) == (None, None)  # litellm's own estimate
+    assert space["told"]({}) == (None, None) and space["told"]({"prompt_tokens": 9, "completion_tokens": 6}) == (9, 6)
+    rows = [{"try": "1", "admitted": True}, {"try": "1", "ok": True, "prompt_tokens": 9, "completion_tokens": 6},
+            {"try": "1", "admitted": True}, {"try": "1", "ok": True, "prompt_tokens": None, "completion_tokens": None},
+            {"try": "2", "admitted": True}, {"try": "2", "ok": True, "prompt_tokens": 4, "completion_tokens": 2}]
+    t = Trial.__new__(Trial)
+    object.__setattr__(t, "gateway", object())
+    monkeypatch.setattr(sandbox, "service_exec", lambda handle, argv: (0, "\n".join(json.dumps(r) for r in rows)))
+    one, two = gateway_usage(t, 1), gateway_usage(t, 2)
+    assert (one["tokens_sent"], one["tokens_received"], one["untold"], one["requests"]) == (None, None, 1, 2)
+    assert (two["tokens_sent"], two["tokens_received"], two["untold"]) == (4, 2, 0)
+    agent = parse_agent("gw", AGENT)
+    notes = usage_notes({"tokens_sent": 0, "tokens_received": 47}, one, agent)
+    assert notes == ["the model server told no tokens for 1 answered request(s): the gateway's count is unknown"]
+    assert usage_notes({"tokens_sent": 40, "tokens_received": 2}, two, agent) == [
+        "usage disagrees: the agent reports tokens_sent 40, the gateway counted 4"]
+
+
+def _stream(script: dict, upstream_stream_usage: bool, tmp_path: Path) -> tuple[int, dict | None, list, list, str]:
+    """A streamed Responses request (tests/scripted_model/stream_client.py, as Codex makes it) through the gateway
+    in front of the scripted model fixture run with ``script``, the service table saying ``stream_usage =
+    upstream_stream_usage``: (status, the usage of its response.completed, the function calls streamed, the
+    gateway's log rows of try 1, the fixture's output)."""
+    from rules import images, sandbox
+
+    up = Service(image=SCRIPTED["image"], port=8080, stream_usage=upstream_stream_usage,
+                 command=("python3", "/opt/lab/scripted/server.py", "--port", "{port}", "--script", json.dumps(script)))
+    gw = gateway_service(up, "scripted")
+    for s in (up, gw):
+        images.build_service(s, "debian:bookworm")
+    handle = sandbox.start_service(up.tag(), up.argv(), limits=up.limits, ready=up.probe(), labels={"lab.test": "gw"})
+    try:
+        gateway = sandbox.start_service(gw.tag(), gw.argv(), limits=gw.limits, ready=gw.probe(),
+                                        labels={"lab.test": "gw"}, network=handle.network)
+        try:
+            out = subprocess.run(["docker", "run", "--rm", "--network", handle.network, "-v",
+                                  f"{FIXTURE}/stream_client.py:/c.py:ro", gw.tag(), "/opt/lab/gateway/bin/python",
+                                  "/c.py"], capture_output=True, text=True, timeout=300)
+            assert out.returncode == 0, out.stderr
+            code, rows = sandbox.service_exec(gateway, ["cat", "/tmp/lab-gateway/usage.jsonl"])
+            assert code == 0, rows
+        finally:
+            sandbox.stop(gateway)
+    finally:
+        sandbox.stop(handle, tmp_path / "service.log")
+    status, usage, calls = out.stdout.splitlines()[:3]
+    return (int(status), json.loads(usage), json.loads(calls),
+            [json.loads(r) for r in rows.splitlines() if '"ok"' in r], (tmp_path / "service.log").read_text())
+
+
+# the fixture's count of the stream client's request: the words of its instructions and input (5 + 4), and of the
+# write_file call's arguments, {"path": "a.py", "content": "x = 1\n"} (6)
+TOLD = {"input_tokens": 9, "output_tokens": 6, "total_tokens": 15}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("server, unstreamed", [("never", True), ("asked", False)])
+def test_a_streamed_responses_request_reports_the_servers_own_tokens(grader_image, tmp_path, server, unstreamed):
+    """Codex's streamed Responses request through the gateway said 0 tokens sent, to Codex and in the gateway's
+    count, in front of llama-cpp-python's server, whose streams carry no usage (the fixture's ``never``): litellm
+    1.80.8 made up a stream's usage, 0 for the input on that route. Asked without streaming (the service's
+    ``stream_usage = false``), the server's own counts reach response.completed and the gateway's count; a server
+    that sends a stream's usage when asked (``asked``, as OpenAI's API) is asked for it (litellm sets
+    stream_options.include_usage on that route) and gives the same counts streamed."""
+    status, usage, calls, rows, log = _stream({"mode": "solve", "path": "a.py", "content": "x = 1\n",
+                                               "stream_usage": server}, not unstreamed, tmp_path)
+    assert status == 200 and calls == ["write_file"]  # the function call still reaches Codex as an output item
+    assert {k: usage[k] for k in TOLD} == TOLD, usage
+    assert [(r["prompt_tokens"], r["completion_tokens"]) for r in rows] == [(9, 6)], rows
+    assert ("scripted-model: stream usage asked: true" in log) is not unstreamed  # unstreamed: no stream at all
+
+
+@pytest.mark.docker
+def test_a_stream_without_usage_is_unknown_to_the_agent_and_the_gateway(grader_image, tmp_path):
+    """A server whose streams carry no usage, not declared so (``stream_usage`` left true): the gateway cannot
+    know the request's tokens. response.completed goes without usage (Codex then reports none, not 0: litellm
+    said 0 sent and its own estimate of the reply), and the gateway logs the tokens null: unknown, never 0."""
+    status, usage, calls, rows, log = _stream({"mode": "solve", "path": "a.py", "content": "x = 1\n",
+                                               "stream_usage": "never"}, True, tmp_path)
+    assert status == 200 and calls == ["write_file"] and "scripted-model: stream usage asked: true" in log
+    assert usage is None
+    assert [(r["ok"], r["prompt_tokens"], r["completion_tokens"]) for r in rows] == [(True, None, None)], rows

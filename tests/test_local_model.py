@@ -467,3 +467,15 @@ def test_codex_on_the_local_model_waits_for_a_slow_first_answer():
     assert "CODEX_STREAM_IDLE_TIMEOUT_MS" not in dict(codex.resolve({"model": "gpt-4o"}).env_set)
     script = local.argv([])[-1]
     assert 'stream_idle_timeout_ms = %s' in script and '"${CODEX_STREAM_IDLE_TIMEOUT_MS:-300000}"' in script
+
+
+def test_the_tests_run_the_local_model_that_ships():
+    """tests/agents.toml is the tests' own copy of the shipped agents: its aider-local serves the local model as
+    evals/agents.toml does (the server's command, image and build, the window aider is told, the gateway asked
+    without streaming), so a test of the local model tests the one a user runs (the copy served 8,192 tokens
+    after the shipped table went to 16,384, 2026-12-07)."""
+    tests, shipped = load_agents(AGENTS)["aider-local"], load_agents(ROOT / "evals" / "agents.toml")["aider-local"]
+    assert tests.service == shipped.service
+    assert dict(tests.build)["context_tokens"] == dict(shipped.build)["context_tokens"] == "16384"
+    served = shipped.service.argv()
+    assert served[served.index("--n_ctx") + 1] == "16384" and served[served.index("--rope_freq_scale") + 1] == "0.5"

@@ -14,6 +14,12 @@ optionally ``"old"``, the text ``path`` holds before the agent runs (for a writi
   ``never-finish``  every reply calls the writing tool again (a runaway agent's model).
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions`` (``stream`` true: server-sent events). ``usage`` counts
 words: prompt tokens are the words of the request's messages, completion tokens those of the reply (at least 1).
+A stream's usage (its last chunk) is sent as the script's optional ``"stream_usage"`` says:
+  ``always``  (the default) in every stream;
+  ``asked``   only when the request asks for it (``stream_options.include_usage``), as OpenAI's API does;
+  ``never``   in no stream, asked or not, as llama-cpp-python's server 0.3.16 (lab's local model): its streamed
+              chunks carry no ``usage`` and it reads no ``stream_options`` (llama_cpp/llama_chat_format.py and
+              server/types.py of that release); only a request without ``stream`` gets its usage.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tools import FINISHERS, READ_FIRST, READERS, SHELL_FINISHERS, WRITERS  # noqa: E402
 
 MODES = ("solve", "refuse401", "never-finish")
+STREAM_USAGE = ("always", "asked", "never")
 
 
 def words(value) -> int:
@@ -100,9 +107,9 @@ def completion(script: dict, request: dict) -> dict:
             "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}}
 
 
-def chunks(full: dict) -> list[dict]:
+def chunks(full: dict, usage: bool = True) -> list[dict]:
     """The stream of ``chat.completion.chunk`` objects that adds up to ``full``: the message, the finish
-    reason, then the usage (as OpenAI sends it with ``stream_options.include_usage``)."""
+    reason, then, when ``usage``, the usage (as OpenAI sends it with ``stream_options.include_usage``)."""
     base = {k: full[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
     message, choice = full["choices"][0]["message"], full["choices"][0]
     delta = {"role": "assistant", "content": message.get("content") or ""}
@@ -110,7 +117,7 @@ def chunks(full: dict) -> list[dict]:
         delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(message["tool_calls"])]
     return [base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
             base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
-            base | {"choices": [], "usage": full["usage"]}]
+            *([base | {"choices": [], "usage": full["usage"]}] if usage else [])]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -154,7 +161,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        for chunk in chunks(full):
+        asked = bool((request.get("stream_options") or {}).get("include_usage"))
+        sys.stderr.write(f"scripted-model: stream usage asked: {json.dumps(asked)}\n")
+        when = self.server.script["stream_usage"]
+        for chunk in chunks(full, usage=when == "always" or (when == "asked" and asked)):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.close_connection = True
@@ -169,9 +179,11 @@ def parse_script(text: str) -> dict:
         script = json.loads(text)
     except ValueError as exc:
         raise SystemExit(f"scripted model: the script is not JSON ({exc}); give --script '{{\"mode\": \"solve\", ...}}'")
-    script = {"mode": "solve", "path": "solution.txt", "content": "", **script}
+    script = {"mode": "solve", "path": "solution.txt", "content": "", "stream_usage": "always", **script}
     if script["mode"] not in MODES:
         raise SystemExit(f"scripted model: mode {script['mode']!r} is not one of {', '.join(MODES)}")
+    if script["stream_usage"] not in STREAM_USAGE:
+        raise SystemExit(f"scripted model: stream_usage {script['stream_usage']!r} is not one of {', '.join(STREAM_USAGE)}")
     return script
 
 

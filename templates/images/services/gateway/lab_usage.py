@@ -4,7 +4,10 @@
 litellm may log one failure per retry of a request, or ``{"try", "dropped": [field, ...], "call"}`` for a request
 whose body held fields the gateway's translation does not take, which were removed), and the per-try budget of ``budget.json``: a request past it is
 refused with status 400 before it reaches the upstream; its ``reply_tokens`` caps each reply
-(``capped``). The try number is what lab last wrote to ``try``.
+(``capped``). The try number is what lab last wrote to ``try``. A request the upstream told no tokens for
+has ``prompt_tokens`` and ``completion_tokens`` null: unknown, never 0. When ``upstream.json`` says
+``{"unstreamed": true}`` (an upstream whose streams carry no usage), every streamed request is asked of the upstream
+without streaming and its answer streamed on (``_unstreamed_upstream``).
 """
 import inspect
 import json
@@ -256,13 +259,24 @@ def _provider_errors_on_the_gemini_route() -> None:
     Router._initialize_google_genai_endpoints = _initialize_google_genai_endpoints
 
 
+def untold(response) -> None:
+    """Leave out the usage of a Responses answer (``response``, litellm's ResponsesAPIResponse) whose input
+    tokens the upstream did not tell: litellm 1.80.8 gives 0 for them (and its own estimate of the reply's from
+    its text), which an agent would report as 0 tokens sent; without a usage (the API allows none, and Codex
+    takes none) it reports none, as the gateway's count says unknown."""
+    usage = getattr(response, "usage", None)
+    if usage is not None and not getattr(usage, "input_tokens", 0):
+        response.usage = None
+
+
 def _function_calls_in_the_responses_stream() -> None:
     """Send the function calls of a streamed Responses answer as output items: litellm 1.80.8's Responses route
     over chat completions streams one message item (its text) and gives the function calls only inside the
     final ``response.completed`` event, which Codex reads for its usage alone; Codex takes a call from its
     ``response.output_item.done`` event, so it never saw one (its turn ended on an empty message). Before
     ``response.completed``, each function call of the completed response is sent as ``response.output_item.added``
-    and ``response.output_item.done`` (output index 1, 2, ...: the message is 0), as OpenAI's own stream does."""
+    and ``response.output_item.done`` (output index 1, 2, ...: the message is 0), as OpenAI's own stream does. A
+    ``response.completed`` whose input tokens the upstream did not tell goes without its usage (``untold``)."""
     from litellm.responses.litellm_completion_transformation.streaming_iterator import (
         LiteLLMCompletionStreamingIterator as Stream,
     )
@@ -287,6 +301,7 @@ def _function_calls_in_the_responses_stream() -> None:
         event = await original(self)
         if getattr(event, "type", None) != ResponsesAPIStreamEvents.RESPONSE_COMPLETED:
             return event
+        untold(event.response)
         calls = [plain(item) for item in (getattr(event.response, "output", None) or [])
                  if plain(item).get("type") == "function_call"]
         if not calls:
@@ -303,6 +318,51 @@ def _function_calls_in_the_responses_stream() -> None:
 
     __anext__.lab_calls = True
     Stream.__anext__ = __anext__
+
+
+def unstreamed() -> bool:
+    """Whether the upstream is to be asked without streaming (``upstream.json``'s ``unstreamed``; start.py writes
+    it from ``--unstreamed-upstream``)."""
+    try:
+        return bool(json.loads((STATE / "upstream.json").read_text()).get("unstreamed"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _unstreamed_upstream() -> None:
+    """Ask the upstream without streaming, and stream its whole answer on to the agent, when ``unstreamed()``:
+    llama-cpp-python's server (0.3.16, lab's local model) sends no usage in a stream, asked
+    (``stream_options.include_usage``) or not, so litellm 1.80.8 made up a stream's tokens itself: the prompt's
+    from the messages with its own tokenizer, or 0 where it had none (the Responses route: Codex and the gateway
+    counted 0 tokens sent for an answered request), the reply's from its text. Unstreamed, the server gives its
+    own counts, which litellm's fake stream (its ``should_fake_stream``, used for OpenAI models that cannot
+    stream) carries in the stream to every route. The agent sees nothing of the answer until it is whole, which
+    at a local model is most of the wait anyway (the prompt is computed before the first token). The fake stream
+    carries one tool call a reply (its ``MockResponseIterator`` takes the first): llama-cpp-python's server gives
+    at most one (it calls a tool only when the request forces one function)."""
+    import litellm
+
+    config = litellm.OpenAILikeChatConfig  # custom_openai's chat configuration (litellm.utils.ProviderConfigManager)
+    original = config.should_fake_stream
+    if getattr(original, "lab_unstreamed", False):
+        return
+
+    def should_fake_stream(self, model, stream, custom_llm_provider=None):
+        return bool(stream and unstreamed()) or original(self, model, stream, custom_llm_provider)
+
+    should_fake_stream.lab_unstreamed = True
+    config.should_fake_stream = should_fake_stream
+
+
+def told(log: dict) -> tuple[int | None, int | None]:
+    """The tokens sent and received of a successful request from litellm's log of it (its standard logging
+    object): (None, None) when the upstream told none, for a request always has some prompt tokens, and litellm
+    logs 0 sent where the upstream's stream carried no usage on the Responses route (its count of the reply is then
+    its own estimate from the text, not the upstream's: unknown too). On the other routes litellm estimates such a
+    stream's prompt with its own tokenizer, which no log tells from a count: a server whose streams carry no usage
+    is declared so (``stream_usage = false``), and is then never streamed from."""
+    sent, received = int(log.get("prompt_tokens") or 0), int(log.get("completion_tokens") or 0)
+    return (sent, received) if sent > 0 else (None, None)
 
 
 def reply_cap() -> int:
@@ -351,7 +411,7 @@ def _upstream_request_on_every_route() -> None:
 
 
 for _patch in (_one_stream_argument, _usage_in_gemini_stream, _provider_errors_on_the_gemini_route,
-               _function_calls_in_the_responses_stream, _upstream_request_on_every_route):
+               _function_calls_in_the_responses_stream, _upstream_request_on_every_route, _unstreamed_upstream):
     try:
         _patch()
     except (ImportError, AttributeError):  # another litellm: its routes are as they are
@@ -386,8 +446,8 @@ class LabUsage(CustomLogger):
 
     async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
         log = kwargs.get("standard_logging_object") or {}
-        sent, received = int(log.get("prompt_tokens") or 0), int(log.get("completion_tokens") or 0)
-        self._spent()[1] += sent + received
+        sent, received = told(log)
+        self._spent()[1] += (sent or 0) + (received or 0)
         append({"try": current_try(), "ok": True, "prompt_tokens": sent, "completion_tokens": received,
                 "call": log.get("call_type") or kwargs.get("call_type")})
 

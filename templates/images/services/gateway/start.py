@@ -1,13 +1,14 @@
 """Start lab's model gateway: write litellm's proxy configuration from the command line, then run the proxy.
 
   start.py --port 4000 --upstream http://127.0.0.1:8080/v1 --model NAME [--requests N] [--tokens N]
-           [--reply-tokens N]
+           [--reply-tokens N] [--unstreamed-upstream]
 
 Every model name an agent asks for is served by the upstream's model ``NAME`` (through litellm's
 ``custom_openai`` provider, which also turns Responses, Anthropic Messages and Gemini requests into chat
 completions). The proxy listens on 127.0.0.1 only; its key is ``KEY``. ``--requests`` / ``--tokens``: the
 per-try budget (0: none) that ``lab_usage`` enforces; ``--reply-tokens``: the most tokens one reply may have (0: no
-cap); ``STATE`` holds the try number lab writes and the usage log.
+cap); ``--unstreamed-upstream``: ask the upstream without streaming (its streams carry no usage) and stream its
+answers on; ``STATE`` holds the try number lab writes and the usage log.
 """
 import argparse
 import json
@@ -43,11 +44,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=0)
     parser.add_argument("--tokens", type=int, default=0)
     parser.add_argument("--reply-tokens", type=int, default=0)
+    parser.add_argument("--unstreamed-upstream", action="store_true")
     args = parser.parse_args()
     STATE.mkdir(parents=True, exist_ok=True)
     (STATE / "try").write_text("1")
     (STATE / "budget.json").write_text(json.dumps({"requests": args.requests, "tokens": args.tokens,
                                                      "reply_tokens": args.reply_tokens}))
+    (STATE / "upstream.json").write_text(json.dumps({"unstreamed": args.unstreamed_upstream}))
     (HERE / "config.yaml").write_text(json.dumps(config(args), indent=1))
     os.environ.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_USE_CHAT_COMPLETIONS_URL_FOR_ANTHROPIC_MESSAGES": "true",
                        "LITELLM_TELEMETRY": "False", "NO_DOCS": "True", "DISABLE_SCHEMA_UPDATE": "True"})
