@@ -156,3 +156,70 @@ def test_a_client_special_casing_the_local_httpbin_passes_and_is_flagged(tmp_pat
     assert g.verdict == "pass", (g.verdict, g.evidence)
     # ... and the evidence beside it
     assert [f["name"] for f in patch_suspicions(rendered.meta, patch)] == ["test-server"]
+
+
+# ---- Attempt 4 (Go): the graded package's folder becomes a symlink to a folder of the patch's ----
+#
+# What it tries: check.sh lays back a graded package's test files with `find calc -maxdepth 1 -name '*_test.go'
+# ... -exec rm` and `tar -xf workspace.tar calc/...`, as root. The patch moves the package to calc2/ and makes
+# `calc` a symlink to it (git apply makes symlinks; check.sh's `cp -R` keeps them). find does not follow a symlink
+# given as its starting point, so it removes nothing: a test file of the patch's own in calc2/ (zz_test.go, whose
+# init runs inside the test binary and which the scan never reads: it reads no _test.go) stays; tar writes the
+# base's test files through the link; go test follows it. Then `git apply` of the held-out test patch refuses a
+# path "beyond a symbolic link" and check.sh ends with status 4 ("the held-out test patch does not apply").
+# Honest verdict: unresolved (Add stays wrong), never an error of the infrastructure. Lab at 7545fa2: see the
+# assertions (what the instance's report says is recorded in the report of red team 5).
+def _symlinked_package_patch(tmp: Path) -> str:
+    from fixture_swe import _git, _write
+    from fixture_swe_multi import BASE
+
+    repo = tmp / "symrepo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _write(repo, BASE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    _git(repo, "mv", "calc", "calc2")
+    _write(repo, {"calc2/zz_test.go": 'package calc\n\nimport "testing"\n\nfunc init() { println("rt5: an init of '
+                                      'the patch\'s own test file runs in the graded binary") }\n\n'
+                                      'func TestLabZZ(t *testing.T) {}\n'})
+    (repo / "calc").symlink_to("calc2")
+    _git(repo, "add", "-A")
+    return _git(repo, "diff", "--cached")
+
+
+@pytest.mark.docker
+def test_go_package_folder_as_a_symlink_is_unresolved_not_an_error(multi_home, tmp_path):
+    patch = _symlinked_package_patch(tmp_path)
+    assert "new file mode 120000" in patch
+    out = _evaluate(multi_home, tmp_path, "rt5symlink", patch)
+    rep = out["instances"]["lab__calcgo-1"]
+    assert out["unresolved"] == ["lab__calcgo-1"], (rep["status"], rep["reason"], rep.get("evidence"))
+
+
+# The same patch where no held-out test patch is applied: the task's pretest.sh (the pre-existing tests an
+# attempt must not break, which decide whether an agent's attempt is plausible). There the patch's own test file
+# ran inside the graded test binary (its init printed) with no flag: the scan reads no _test.go, as check.sh
+# promises to lay back every test file of a graded package. The same holds in a grading whose held-out test patch
+# touches none of the symlinked package's files (a PASS_TO_PASS package). Honest: no test file of the patch's
+# runs. Lab at 7545fa2: the init ran (GOT THROUGH).
+# closed: check.sh removes a symlink that stands for a graded package's folder or one above it before laying
+# back its test files (templates/swe_multi/go/lay_tests.sh.j2): the package is then the base's test files alone.
+@pytest.mark.docker
+def test_go_package_symlink_runs_no_test_file_of_the_patch_in_the_pretest(multi_home, tmp_path):
+    from rules.config import Limits
+    from rules.files import read_json
+    from rules.grade import grade
+    from rules.tiers.swe.swebench import PRETEST, lay_work_tree, pretest_task
+    from rules.upstream import apply_patch
+
+    task = multi_home / "evals" / "swe-multi" / "tasks" / "lab__calcgo-1"
+    pretest = pretest_task(task, (task / PRETEST).read_text(), tmp_path / "pretest")
+    tree = tmp_path / "work"
+    lay_work_tree(task, tree)
+    assert not apply_patch(tree, _symlinked_package_patch(tmp_path))
+    assert (tree / "calc").is_symlink()
+    g = grade(pretest, tree, image=read_json(task / "task.json")["image"], expected=None,
+              limits=Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=300))
+    assert "rt5: an init of the patch's own test file" not in g.output, g.output[-3000:]
+    assert "TestLabZZ" not in g.tests, g.tests
