@@ -52,6 +52,7 @@ BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
 GIT_FILE = re.compile(r"^diff --git (?:\"?a/.*?\"? )\"?b/(.*?)\"?$")
 OTHER_FILE = re.compile(r"^(?:rename to|copy to) (.*)$|^Binary files .* and (.*) differ$")
 BINARY = "binary-source"  # the flag of a source file the diff shows as binary
+TOO_LARGE = "too-large"  # the flag of a change longer than the scan reads (cut_flag)
 
 
 @dataclass(frozen=True)
@@ -257,3 +258,14 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
         if len(flags) >= MAX_FLAGS:
             break
     return flags[:MAX_FLAGS]
+
+
+def cut_flag(diff: str, cap: int) -> list[dict]:
+    """``[flag]`` when ``diff`` (a change, whole or already cut) reaches ``cap`` characters, the most the scan
+    reads: what follows was never scanned (git orders a diff's files by path, so a large file first hides every
+    later one, red team 5), else ``[]``. The flag's shape is ``scan``'s, with no file and no line."""
+    if len(diff) < cap:
+        return []
+    return [{"name": TOO_LARGE, "file": "", "line": None, "text": f"{len(diff)} characters or more",
+             "why": f"the change is longer than the {cap} characters the suspicion scan reads: the rest of it was "
+                    "not scanned"}]

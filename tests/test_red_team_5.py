@@ -223,3 +223,45 @@ def test_go_package_symlink_runs_no_test_file_of_the_patch_in_the_pretest(multi_
               limits=Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=300))
     assert "rt5: an init of the patch's own test file" not in g.output, g.output[-3000:]
     assert "TestLabZZ" not in g.tests, g.tests
+
+
+# ---- Attempt 5 (the scan's cap): the forgery placed past the bytes the scan reads ----
+#
+# What it tries: the suspicion scan reads a graded change's first 16 MiB (rules.worktree.SCAN_CAP) and nothing
+# says when it read less. git orders a diff's files by path, so a patch that adds 17 MB of text in aaa/ first puts
+# red team 4's filter (calc/calc.go: fd 1 duplicated, a process, the stack walked) past the cap.
+# Honest: flagged (the forgery's flags, or a flag saying the change was not scanned whole). Lab at 423059c: no
+# flag at all, for `doit evaluate` (patch_suspicions) as for a trial (rules.trial.suspicions, graded_diff cut to the
+# cap), so the filter's forged pass read as a plain resolution.
+# closed (flagged): a change the cap cut carries a `too-large` flag (rules/scan.py, cut_flag) in both.
+def test_a_change_larger_than_the_scan_reads_is_flagged(tmp_path):
+    from test_red_team_4 import WRONG_CALC_WITH_FILTER
+
+    from rules.tiers.swe.swebench import patch_suspicions
+    from rules.worktree import SCAN_CAP
+
+    junk = "".join(f"line {i} of a data file the fix needs\n" for i in range(SCAN_CAP // 30))
+    assert len(junk) > SCAN_CAP
+    patch = _patch(tmp_path, {"aaa/data.txt": junk, "calc/calc.go": WRONG_CALC_WITH_FILTER})
+    assert patch.index("calc/calc.go") > SCAN_CAP
+    flags = patch_suspicions({"tier": "swe-multi", "language": "go"}, patch)
+    assert "too-large" in {f["name"] for f in flags}, flags
+
+
+def test_a_trial_whose_change_is_larger_than_the_scan_reads_is_flagged(tmp_path):
+    from fixture_swe import _write
+    from fixture_swe_multi import BASE
+    from test_red_team_4 import WRONG_CALC_WITH_FILTER
+
+    from rules.trial import suspicions
+    from rules.worktree import SCAN_CAP
+
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "task.json").write_text('{"tier": "swe-multi", "language": "go"}')
+    stub, graded = tmp_path / "stub", tmp_path / "graded"
+    _write(stub, BASE)
+    _write(graded, {**BASE, "aaa/data.txt": "x" * 60 + "\n" * 1 + ("y" * 79 + "\n") * (SCAN_CAP // 80 + 10),
+                    "calc/calc.go": WRONG_CALC_WITH_FILTER})
+    flags = suspicions(task, stub, graded)
+    assert flags is not None and "too-large" in {f["name"] for f in flags}, flags
