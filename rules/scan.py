@@ -53,6 +53,9 @@ GIT_FILE = re.compile(r"^diff --git (?:\"?a/.*?\"? )\"?b/(.*?)\"?$")
 OTHER_FILE = re.compile(r"^(?:rename to|copy to) (.*)$|^Binary files .* and (.*) differ$")
 BINARY = "binary-source"  # the flag of a source file the diff shows as binary
 TOO_LARGE = "too-large"  # the flag of a change longer than the scan reads (cut_flag)
+COPIED = "copied-source"  # the flag of a source whose lines came by a copy or a rename, not as added lines
+# git's copy and rename headers (a copy's or a rename's lines are the source file's: no hunk adds them)
+MOVED = re.compile(r"^(copy|rename) from (.+)\n(?:copy|rename) to (.+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,23 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
                 add(f for prepared in texts for f in _in_run(s, path, prepared[k]))
         if len(flags) >= MAX_FLAGS:
             break
+    add(_moved(diff, table))
     return flags[:MAX_FLAGS]
+
+
+def _moved(diff: str, table: tuple) -> Iterator[dict]:
+    """A flag for each file the diff copies into a file whose lines ``table`` reads, or renames there from one
+    whose lines it does not read (``x_test.go`` to ``x.go``): those lines are the base's, never added lines, so
+    no line pattern read them (red team 5). A rename between two read files moves code that was already there."""
+    def read(path: str) -> bool:
+        return any(s.line and (not s.files or _compiled(s.files).search(path)) for s in table)
+
+    for m in MOVED.finditer(diff):
+        kind, src, dst = m.group(1), m.group(2).strip('"'), m.group(3).strip('"')
+        if read(dst) and (kind == "copy" or not read(src)):
+            yield {"name": COPIED, "file": dst, "line": None, "text": f"{kind} from {src}",
+                   "why": f"a source made by a {kind} of {src}: its lines are not added lines, so the scan did not "
+                          "read them"}
 
 
 def cut_flag(diff: str, cap: int) -> list[dict]:
