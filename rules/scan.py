@@ -55,6 +55,7 @@ BINARY = "binary-source"  # the flag of a source file the diff shows as binary
 TOO_LARGE = "too-large"  # the flag of a change longer than the scan reads (cut_flag)
 COPIED = "copied-source"  # the flag of a source whose lines came by a copy or a rename, not as added lines
 # git's copy and rename headers (a copy's or a rename's lines are the source file's: no hunk adds them)
+LINKED = re.compile(r"^diff --git \"?a/.*?\"? \"?b/(.*?)\"?\n(?:old mode \d+\n)?(?:new file mode|new mode) 120000$", re.M)
 MOVED = re.compile(r"^(copy|rename) from (.+)\n(?:copy|rename) to (.+)$", re.M)
 
 
@@ -265,12 +266,17 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
 
 
 def _moved(diff: str, table: tuple) -> Iterator[dict]:
-    """A flag for each file the diff copies into a file whose lines ``table`` reads, or renames there from one
-    whose lines it does not read (``x_test.go`` to ``x.go``): those lines are the base's, never added lines, so
-    no line pattern read them (red team 5). A rename between two read files moves code that was already there."""
+    """A flag for each file whose lines ``table`` reads that the diff makes a symbolic link (the compiler reads
+    its target: a file no pattern reads, testdata/x.txt), copies from another file, or renames there from one
+    whose lines it does not read (``x_test.go`` to ``x.go``): those lines are no added lines, so no line pattern
+    read them (red team 5). A rename between two read files moves code that was already there."""
     def read(path: str) -> bool:
         return any(s.line and (not s.files or _compiled(s.files).search(path)) for s in table)
 
+    for m in LINKED.finditer(diff):
+        if read(m.group(1)):
+            yield {"name": COPIED, "file": m.group(1), "line": None, "text": "a symbolic link",
+                   "why": "a source that is a symbolic link: the compiler reads its target, the scan only the link"}
     for m in MOVED.finditer(diff):
         kind, src, dst = m.group(1), m.group(2).strip('"'), m.group(3).strip('"')
         if read(dst) and (kind == "copy" or not read(src)):

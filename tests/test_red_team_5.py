@@ -308,3 +308,24 @@ def test_a_source_copied_or_renamed_into_package_code_is_flagged():
             ("copied-source", patch.split(" to ", 1)[1].split("\n", 1)[0], text)], flags
     # a rename between two package files moves code that was already there
     assert patch_suspicions(meta, RENAME_PATCH.replace("helper_test.go", "old.go")) == []
+
+
+# The same with a symbolic link: calc/zz.go a link to testdata/evil.txt (a file no pattern reads: testdata is
+# never scanned, .txt is no source). go list counts zz.go among the package's Go files and compiles the target
+# (checked in the image: GoFiles [calc.go zz.go]). Lab at 920d912: no flag. closed (flagged): `copied-source`.
+LINK_PATCH = """diff --git a/calc/zz.go b/calc/zz.go
+new file mode 120000
+index 0000000..1111111
+--- /dev/null
++++ b/calc/zz.go
+@@ -0,0 +1 @@
++../testdata/evil.txt
+\\ No newline at end of file
+"""
+
+
+def test_a_source_that_is_a_symbolic_link_is_flagged():
+    from rules.tiers.swe.swebench import patch_suspicions
+
+    flags = patch_suspicions({"tier": "swe-multi", "language": "go"}, LINK_PATCH)
+    assert [(f["name"], f["file"]) for f in flags] == [("copied-source", "calc/zz.go")], flags
