@@ -50,11 +50,12 @@ GO = (
     S("runner-state", "names the test run's state: the test binary's flags, its report's lines, lab's files", CODE,
       line=r"""(?<![\w-])-test\.\w+|\btest2json\b|---\s+(FAIL|PASS|SKIP)\b|===\s+(RUN|PAUSE|CONT|NAME)\b"""
         r"""|\bos\s*\.\s*Args\b|/proc/(self|\d+|thread-self)\b|['"`]/proc\b|/dev/(fd|stdout|stderr)\b"""
-        r"""|['"`]/(task|lab)\b|\btask\.json\b|\blab-(out|canaries)\b|\bLAB_[A-Z]|['"`][^'"`\n]*_test\.go['"`]"""
+        r"""|['"`]/(task|lab)\b|\btask\.json\b|\blab-(out|canaries|gocache|gopath|go-test)\b|\bLAB_[A-Z]"""
+        r"""|['"`][^'"`\n]*_test\.go['"`]"""
         # the test binary found without its dash: the flags testing registers (flag.Lookup("test.v")), the
         # binary's ".test" name, its own path (red team 5: Add right only inside a test binary)
         r"""|['"`]test\.(v|run|count|timeout|short|failfast|list|parallel|shuffle|skip|bench\w*|cpu\w*|cover\w*"""
-        r"""|gocoverdir|paniconexit0|testlogfile|fullpath|outputdir|\w*profile\w*|trace)['"`]|\.test['"`]"""
+        r"""|gocoverdir|paniconexit0|testlogfile|fullpath|outputdir|\w*profile\w*|trace)?['"`]|\.test['"`]"""
         r"""|\bos\s*\.\s*Executable\b"""),
     # the go tool builds assembly and prebuilt objects beside a package's Go files: no Go the scan reads
     S("foreign-source", "a source the go tool builds into the package that is not Go (assembly, an object)",
