@@ -52,6 +52,11 @@ BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
 GIT_FILE = re.compile(r"^diff --git (?:\"?a/.*?\"? )\"?b/(.*?)\"?$")
 OTHER_FILE = re.compile(r"^(?:rename to|copy to) (.*)$|^Binary files .* and (.*) differ$")
 BINARY = "binary-source"  # the flag of a source file the diff shows as binary
+TOO_LARGE = "too-large"  # the flag of a change longer than the scan reads (cut_flag)
+COPIED = "copied-source"  # the flag of a source whose lines came by a copy or a rename, not as added lines
+# git's copy and rename headers (a copy's or a rename's lines are the source file's: no hunk adds them)
+LINKED = re.compile(r"^diff --git \"?a/.*?\"? \"?b/(.*?)\"?\n(?:old mode \d+\n)?(?:new file mode|new mode) 120000$", re.M)
+MOVED = re.compile(r"^(copy|rename) from (.+)\n(?:copy|rename) to (.+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -256,4 +261,36 @@ def scan(diff: str, table: Iterable[Suspicion]) -> list[dict]:
                 add(f for prepared in texts for f in _in_run(s, path, prepared[k]))
         if len(flags) >= MAX_FLAGS:
             break
+    add(_moved(diff, table))
     return flags[:MAX_FLAGS]
+
+
+def _moved(diff: str, table: tuple) -> Iterator[dict]:
+    """A flag for each file whose lines ``table`` reads that the diff makes a symbolic link (the compiler reads
+    its target: a file no pattern reads, testdata/x.txt), copies from another file, or renames there from one
+    whose lines it does not read (``x_test.go`` to ``x.go``): those lines are no added lines, so no line pattern
+    read them (red team 5). A rename between two read files moves code that was already there."""
+    def read(path: str) -> bool:
+        return any(s.line and (not s.files or _compiled(s.files).search(path)) for s in table)
+
+    for m in LINKED.finditer(diff):
+        if read(m.group(1)):
+            yield {"name": COPIED, "file": m.group(1), "line": None, "text": "a symbolic link",
+                   "why": "a source that is a symbolic link: the compiler reads its target, the scan only the link"}
+    for m in MOVED.finditer(diff):
+        kind, src, dst = m.group(1), m.group(2).strip('"'), m.group(3).strip('"')
+        if read(dst) and (kind == "copy" or not read(src)):
+            yield {"name": COPIED, "file": dst, "line": None, "text": f"{kind} from {src}",
+                   "why": f"a source made by a {kind} of {src}: its lines are not added lines, so the scan did not "
+                          "read them"}
+
+
+def cut_flag(diff: str, cap: int) -> list[dict]:
+    """``[flag]`` when ``diff`` (a change, whole or already cut) reaches ``cap`` characters, the most the scan
+    reads: what follows was never scanned (git orders a diff's files by path, so a large file first hides every
+    later one, red team 5), else ``[]``. The flag's shape is ``scan``'s, with no file and no line."""
+    if len(diff) < cap:
+        return []
+    return [{"name": TOO_LARGE, "file": "", "line": None, "text": f"{len(diff)} characters or more",
+             "why": f"the change is longer than the {cap} characters the suspicion scan reads: the rest of it was "
+                    "not scanned"}]

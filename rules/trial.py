@@ -66,11 +66,11 @@ from rules.grade import grade
 from rules.services import GATEWAY_STATE
 from rules.records import TRIAL_FORMAT, TRIAL_RECORD_FORMAT, TrialResult, TryRecord, now
 from rules.render import render
-from rules.scan import MAX_FLAGS, scan
+from rules.scan import MAX_FLAGS, cut_flag, scan
 from rules.tiers import conformance_of, groups_of, suspicions_of
-from rules.worktree import (archive_work, fresh_folder, graded_diff, graded_tree, lay_work_tree, lay_work_tree_like,
-                            remove_special_files, remove_tree, tree_problem, tree_size, unpack_work, work_diff,
-                            work_digest)
+from rules.worktree import (SCAN_CAP, archive_work, fresh_folder, graded_diff, graded_tree, lay_work_tree,
+                            lay_work_tree_like, remove_special_files, remove_tree, tree_problem, tree_size, unpack_work,
+                            work_diff, work_digest)
 
 STATUSES = ("pass", "fail", "timeout", "over_budget", "tampered", "error")
 FINISHED = ("pass", "fail", "timeout", "over_budget", "tampered")  # an `error` is retried by the next run
@@ -758,7 +758,8 @@ def suspicions(task_dir: Path, stub: Path, graded: Path) -> list[dict] | None:
     meta = read_json(Path(task_dir) / "task.json") or {}
     try:
         table = suspicions_of(meta)
-        flags = scan(graded_diff(task_dir, stub, graded), table) if table else []
+        diff = graded_diff(task_dir, stub, graded)
+        flags = cut_flag(diff, SCAN_CAP) + scan(diff, table) if table else []
     except Exception:  # noqa: BLE001 - evidence that decides nothing must never cost the trial its verdict
         return None
     try:

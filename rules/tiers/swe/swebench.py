@@ -942,13 +942,13 @@ def patch_suspicions(meta: dict, patch: str) -> list[dict] | None:
     the table of the task whose task.json holds ``meta`` (``rules.tiers.suspicions_of``): evidence beside the
     verdict, which no flag changes. None (not scanned) when the table cannot be loaded or the scan fails: a
     check that decides nothing never costs a grading its verdict."""
-    from rules.scan import scan
+    from rules.scan import MAX_FLAGS, cut_flag, scan
     from rules.tiers import suspicions_of
     from rules.worktree import SCAN_CAP
 
     try:
         table = suspicions_of(meta)
-        return scan(patch[:SCAN_CAP], table) if table else []
+        return (cut_flag(patch, SCAN_CAP) + scan(patch[:SCAN_CAP], table))[:MAX_FLAGS] if table else []
     except Exception:  # noqa: BLE001 - as rules.trial.suspicions
         return None
 

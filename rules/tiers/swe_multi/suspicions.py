@@ -27,8 +27,10 @@ _BODYLESS = next(s for s in GOLANG if s.name == "bodyless-func")
 GO = (
     # fd 1 duplicated away and a pipe laid over it, os.Stdout replaced, a descriptor wrapped as a file
     S("stdout", "replaces or duplicates the process's standard output (go test reads the report there)", CODE,
-      line=r"\bos\s*\.\s*(Stdout|Stderr)\s*=(?!=)|\b(syscall|unix)\s*\.\s*Dup[23]?\s*\(|\bos\s*\.\s*NewFile\s*\("
-        r"|\bos\s*\.\s*Pipe\s*\("),
+      # named, not only called: a function value (`d := syscall.Dup3`) is called under another name; the address
+      # of os.Stdout (a pointer, reflect.ValueOf(&os.Stdout)) replaces it with no `os.Stdout =`
+      line=r"\bos\s*\.\s*(Stdout|Stderr)\s*=(?!=)|&\s*os\s*\.\s*(Stdout|Stderr)\b|\b(syscall|unix)\s*\.\s*Dup[23]?\b"
+        r"|\bos\s*\.\s*(NewFile|Pipe)\b"),
     S("process", "starts a process (it can sit between the test binary and go test)", CODE,
       line=r"""\"os/exec\"|\bexec\s*\.\s*Command(Context)?\s*\(|\bos\s*\.\s*StartProcess\b"""
         r"""|\b(syscall|unix)\s*\.\s*(ForkExec|Exec|StartProcess)\b"""),
@@ -39,11 +41,22 @@ GO = (
     S("framework", "reaches into the test framework from code that is not a test", CODE,
       line=r"\btesting\s*\.\s*(M|MainStart|Init|Internal\w+|RunTests|RunBenchmarks|RunExamples|Verbose|Testing)\b"
         r"""|\"testing/internal|\bfunc\s+TestMain\s*\("""),
+    # the patterns read package names: a package of theirs imported under another name or into the file's own
+    # scope (`o "os"`, `. "syscall"`) calls every means above unnamed (red team 5); a blank import runs no call
+    S("renamed-import", "imports a package the scan watches under another name (its calls then go unread)", CODE,
+      line=r"""^\s*(import\s*\(?\s*)?(\.|(?!_\s)[A-Za-z_]\w*)\s+\"(os|os/exec|syscall|golang\.org/x/sys/unix|runtime"""
+        r"""|runtime/debug|testing|unsafe|reflect)\""""),
     # go test's own vocabulary (its flags to the binary, test2json's lines), the process's files and lab's paths
     S("runner-state", "names the test run's state: the test binary's flags, its report's lines, lab's files", CODE,
       line=r"""(?<![\w-])-test\.\w+|\btest2json\b|---\s+(FAIL|PASS|SKIP)\b|===\s+(RUN|PAUSE|CONT|NAME)\b"""
         r"""|\bos\s*\.\s*Args\b|/proc/(self|\d+|thread-self)\b|['"`]/proc\b|/dev/(fd|stdout|stderr)\b"""
-        r"""|['"`]/(task|lab)\b|\btask\.json\b|\blab-(out|canaries)\b|\bLAB_[A-Z]|['"`][^'"`\n]*_test\.go['"`]"""),
+        r"""|['"`]/(task|lab)\b|\btask\.json\b|\blab-(out|canaries|gocache|gopath|go-test)\b|\bLAB_[A-Z]"""
+        r"""|['"`][^'"`\n]*_test\.go['"`]"""
+        # the test binary found without its dash: the flags testing registers (flag.Lookup("test.v")), the
+        # binary's ".test" name, its own path (red team 5: Add right only inside a test binary)
+        r"""|['"`]test\.(v|run|count|timeout|short|failfast|list|parallel|shuffle|skip|bench\w*|cpu\w*|cover\w*"""
+        r"""|gocoverdir|paniconexit0|testlogfile|fullpath|outputdir|\w*profile\w*|trace)?['"`]|\.test['"`]"""
+        r"""|\bos\s*\.\s*Executable\b"""),
     # the go tool builds assembly and prebuilt objects beside a package's Go files: no Go the scan reads
     S("foreign-source", "a source the go tool builds into the package that is not Go (assembly, an object)",
       path=r"(^|/)(?!.*(^|/)testdata/)[^/]*\.(s|S|sx|syso)$"),
