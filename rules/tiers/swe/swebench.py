@@ -620,15 +620,16 @@ def env_dockerfile(env: Env, base: str) -> str:
 def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     """Build ``env``'s image (on the Debian base, bootstrapped when no registry answers; host networking and
     the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``, rewritten only when the image id
-    changed (``seconds``: the build that made this image). Returns the stamp ``{"image", "id", "env",
-    "seconds", "packages"}``. Raises SandboxError."""
+    changed (``seconds``: the build that made this image; ``built_here``: False when the build found the image
+    whole in Docker's cache, made by another lab home: ``images.built_here``). Returns the stamp ``{"image", "id",
+    "env", "seconds", "built_here", "packages"}``. Raises SandboxError."""
     import io
     import tarfile
 
     from rules import images, sandbox
     from rules.upstream import tree_tar
 
-    start = time.monotonic()
+    start, since = time.monotonic(), time.time()
     base = sandbox.ensure_base_image(env.base, log=log)
     files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
              "constraints.txt": ("\n".join(env.pins) + "\n").encode(), "strip_installed.py": STRIP_INSTALLED.encode()}
@@ -652,8 +653,9 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
         # made in it (rules.build.proof_inputs), stays as it was; its seconds stay the first build's
         return old
     probe = sandbox.run(env.tag, ["cat", "/opt/lab/pip-freeze.txt"], network="none")
+    here = images.built_here(image, since)  # False: found whole in the cache, another home's (prune leaves it)
     stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
-             "packages": probe.output.split()}
+             "built_here": here, "packages": probe.output.split()}
     write_json(images.stamp_path(env.stamp_name), stamp, only_if_changed=True)
     return stamp
 
