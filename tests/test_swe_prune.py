@@ -190,3 +190,24 @@ def test_the_bytes_a_prune_frees_count_shared_layers_once_and_kept_ones_never():
     assert bounds({"other-env"}, images) == (0, 50)  # no: kept-on-other holds them; counted at most, as ever
     assert bounds({"other-env", "kept-on-other"}, images) == (60, 60)
     assert bounds({"sib1", "sib2"}, images) == (0, 145)  # "s" counted in both at most, in neither at least
+
+
+@docker
+def test_an_agent_image_on_a_pruned_environment_image_names_the_image_and_the_gen(tmp_path, monkeypatch):
+    """After ``prune:swe-multi``, ``doit run`` building an agent image FROM a missing environment image says that
+    image is missing and which gen builds it again, not that the agent needs another Python (a failed pull)."""
+    from rules import config, tasks, tiers
+
+    evals = tmp_path / "home" / "evals"
+    tag = f"lab/swe-multi-env:gone-{secrets.token_hex(4)}"
+    (evals / "swe-multi").mkdir(parents=True)
+    (evals / "swe-multi" / "suite.toml").write_text('upstream = "x"\nref = "main"\n')
+    task = evals / "swe-multi" / "tasks" / "o__r-7"
+    task.mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"task": "o__r-7", "image": tag}))
+    (evals / "swe-multi" / "manifest.json").write_text(json.dumps({"tasks": [{"task": "o__r-7", "status": "kept"}]}))
+    for module in (config, tiers):
+        monkeypatch.setattr(module, "EVALS", evals)
+    failed = tasks._build_agent_on("noop", tag)
+    assert f"image cannot be built FROM {tag}: the environment image {tag} is missing" in str(failed.message)
+    assert "`doit gen:swe-multi instances=o__r-7`" in str(failed.message) and "Python" not in str(failed.message)
