@@ -72,7 +72,8 @@ def test_prune_removes_only_the_unneeded_images_this_home_built_and_says_the_byt
         res = run_doit(home, "prune:swe", timeout=300)
         said = res.stdout + res.stderr
         assert res.code == 0, said
-        m = re.search(r"prune:swe: removed 2 image\(s\) no published task needs, freeing ([\d.]+) MB \(the layers", said)
+        m = re.search(r"prune:swe: removed 2 image\(s\) no published task needs, freeing ([\d.]+) MB \(the layers",
+                      said)
         assert m and 3.9 <= float(m.group(1)) <= 4.3, said  # two 2 MB blobs: the Debian base's layers stay
         assert f"{tags['foreign']}: left alone" in said and f"{tags['gone']}: already gone" in said
         assert sandbox.image_id(tags["drop"]) is None and sandbox.image_id(tags["agent"]) is None
@@ -149,7 +150,7 @@ def test_a_stamp_from_before_built_here_was_recorded_is_judged_by_its_image_time
     bare = Candidate("lab/swe-env:b", _stamp(tmp_path, "swe-env-b", image="lab/swe-env:b", id="sha256:b"), "sha256:b",
                      "environment")
     assert not made_elsewhere(bare, created=0.0)
-    said = Candidate("lab/swe-env:c", _stamp(tmp_path, "swe-env-c", image="c", id="c", built_here=False), "c", "environment")
+    said = Candidate("c", _stamp(tmp_path, "swe-env-c", image="c", id="c", built_here=False), "c", "environment")
     assert made_elsewhere(said, created=None)
 
 
@@ -211,3 +212,13 @@ def test_an_agent_image_on_a_pruned_environment_image_names_the_image_and_the_ge
     failed = tasks._build_agent_on("noop", tag)
     assert f"image cannot be built FROM {tag}: the environment image {tag} is missing" in str(failed.message)
     assert "`doit gen:swe-multi instances=o__r-7`" in str(failed.message) and "Python" not in str(failed.message)
+
+
+def test_an_unknown_id_names_the_gen_of_its_own_tier(tmp_path):
+    """``evaluate suite=swe-multi`` with an id no published task has: the fix is the swe-multi tier's gen."""
+    from rules import config
+    from rules.tiers.swe.swebench import evaluate_one
+
+    suite = config.Suite("swe-multi", "", "", ())
+    report = evaluate_one(suite, {"instance_id": "no__such-1", "model_patch": ""}, tmp_path)
+    assert report["status"] == "error" and "`doit gen:swe-multi instances=...`" in report["reason"], report

@@ -104,7 +104,8 @@ def prune(suite: Suite, stamps: Path, prefix: str, dry: bool = False) -> str:
     still holds under their stamp's id and this home made (``made_elsewhere``), and their stamps (a stamp whose
     image is gone is removed too; one whose tag now names another image, or whose image another home made, is
     left alone, said). Returns the lines to print: one per image with its layers' size, then the bytes that frees
-    as ``bounds`` (one number when they meet). Raises SandboxError when the engine refuses a removal (what was removed before it stays removed)."""
+    as ``bounds`` (one number when they meet). Raises SandboxError when the engine refuses a removal (what was
+    removed before it stays removed)."""
     from rules import sandbox
 
     lines, mine = [], []

@@ -975,7 +975,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     if not isinstance(iid, str) or iid not in published(suite):
         # an id is a folder name under tasks/ and evaluations/: only a published task's own name is one (never a
         # path such as ../x or /x, nor a second spelling of a published task counted twice); nothing is written
-        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+        report["reason"] = f"not a published task of this tier (run `doit gen:{suite.name} instances=...` first)"
         return report
     if not isinstance(patch, str) or not _bytes_behind(patch):  # an error of the file, never (un)resolved
         patch, report["reason"] = "", "model_patch is not text (a JSON string standing for a patch's bytes)"
@@ -986,7 +986,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     if report["reason"]:
         pass  # the patch is no text: an error, never graded
     elif not (task_dir / "tests.json").is_file() or not meta:
-        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+        report["reason"] = f"not a published task of this tier (run `doit gen:{suite.name} instances=...` first)"
     elif not patch.strip():
         report["status"], report["reason"] = "empty_patch", "the prediction has no patch"
     else:
