@@ -455,3 +455,24 @@ def test_run_before_any_gen_refuses_in_one_line_and_says_gen_first(lab_home):
     report = run_doit(lab_home, "report", timeout=120)
     assert report.code == 0 and "No published tasks yet: `doit gen:aider` proves and publishes them" in report.stdout
     assert "No results yet" not in report.stdout
+
+
+def test_eval_of_a_broken_agent_or_a_run_of_settings_says_what_is_true(tmp_path):
+    """``doit eval:broke/<task>`` for a broken table said "unknown agent or run 'broke'" after printing its
+    problems; ``doit eval:tomo.m1/<task>`` without model= said unknown while listing tomo.m1 under other runs."""
+    import json
+
+    from rules.cli import unknown_eval
+
+    runs_dir = tmp_path / "runs"
+    (runs_dir / "tomo.m1").mkdir(parents=True)
+    (runs_dir / "tomo.m1" / "run.json").write_text(json.dumps({"agent": "tomo", "settings": {"model": "m1"}}))
+    agents = {"tomo": object(), "noop": object()}
+    runs = {"broke": "agent 'broke' (evals/agents.toml): container: must be one of ..."}
+    said = unknown_eval("broke/t-1", agents, runs, None, ["t-1"], runs_dir)
+    assert said.startswith("eval:broke/t-1: the agent 'broke' cannot run: agent 'broke' (evals/agents.toml)"), said
+    assert "unknown" not in said and said.endswith("fix its table in evals/agents.toml")
+    said = unknown_eval("tomo.m1/t-1", agents, runs, None, ["t-1"], runs_dir)
+    assert said == ("eval:tomo.m1/t-1: 'tomo.m1' is the run of agent 'tomo' with model=m1; name the agent and give "
+                    "its settings: `doit eval:tomo/t-1 model=m1`"), said
+    assert "unknown agent or run 'nope'" in unknown_eval("nope", agents, runs, None, ["t-1"], runs_dir)
