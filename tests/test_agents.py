@@ -70,7 +70,7 @@ def test_a_broken_table_names_all_its_problems_at_once_and_the_file_all_its_brok
     assert said.startswith("agents.toml [tomo]: 9 problems: (1) unknown field(s) netwrk (network?)"), said
     for part in ("(2) image must be a template name", "(3) command must not be empty",
                  "(4) not environment variable names: API KEY", "(5) network 'wifi' is not one of",
-                 "(6) usage 'magic' is unknown", "(7) limits: cpus, memory, pids, timeout and disk must be positive",
+                 "(6) usage 'magic' is unknown", "(7) limits: timeout = 0.0: it must be positive",
                  "(8) settings.Model: a setting name is lower-case", "(9) settings.size: unknown field(s) deflt"):
         assert part in said, (part, said)
     assert "\n" not in said
@@ -86,6 +86,23 @@ def test_a_broken_table_names_all_its_problems_at_once_and_the_file_all_its_brok
     assert f" | {path} [b]: 2 problems: (1) network 'wifi'" in said and "(2) container 'box'" in said, said
     broken: dict = {}
     assert set(load_agents(path, broken=broken)) == {"noop"} and set(broken) == {"a", "b"}
+
+
+def test_every_problem_of_a_limits_table_comes_at_once_each_by_name():
+    """``[NAME.limits]`` was reported one problem at a time, and "cpus, memory, pids, timeout and disk must be
+    positive" named no field."""
+    raw = {"image": "noop", "command": ["x"],
+           "limits": {"timeout": 0, "pids": -1, "disk": "lots", "memry": "1g", "tokens": -5, "requests": 1.5}}
+    with pytest.raises(AgentError) as err:
+        parse_agent("tomo", raw, "agents.toml")
+    said = str(err.value)
+    for part in ("requests must be a whole number (0: no budget), got 1.5",
+                 "tokens must be a whole number (0: no budget), got -5", "unknown limit(s) memry (memory?)",
+                 "disk = 'lots' is not bytes"):
+        assert part in said, (part, said)
+    raw["limits"] = {"timeout": 0, "pids": -1, "cpus": 2}
+    with pytest.raises(AgentError, match=r"limits: pids = -1, timeout = 0.0: each must be positive$"):
+        parse_agent("tomo", raw, "agents.toml")
 
 
 def test_unknown_agent_lists_the_known_ones(tmp_path):
