@@ -493,3 +493,15 @@ def test_eval_of_a_broken_agent_or_a_run_of_settings_says_what_is_true(tmp_path)
     assert said == ("eval:tomo.m1/t-1: 'tomo.m1' is the run of agent 'tomo' with model=m1; name the agent and give "
                     "its settings: `doit eval:tomo/t-1 model=m1`"), said
     assert "unknown agent or run 'nope'" in unknown_eval("nope", agents, runs, None, ["t-1"], runs_dir)
+
+
+def test_an_image_path_is_relative_to_the_lab_home_as_agents_toml_says(tmp_path):
+    """evals/agents.toml's header said a path with "/" is relative to the project root; it is the lab home's."""
+    assert 'is relative to the lab home (LAB_HOME when set' in PROJECT.joinpath("evals", "agents.toml").read_text()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "x.Dockerfile.j2").write_text("FROM {{ grader }}\n")
+    code = ("from rules.agents import parse_agent; "
+            "print(parse_agent('x', {'image': 'mine/x.Dockerfile.j2', 'command': ['true']}, 'a.toml').template_path())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True,
+                         env={**os.environ, "LAB_HOME": str(tmp_path)})
+    assert out.stdout.strip() == str(tmp_path.resolve() / "mine" / "x.Dockerfile.j2"), out.stderr
