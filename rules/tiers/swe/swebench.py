@@ -1069,11 +1069,20 @@ def per_repo(suite: Suite, resolved: list[str]) -> dict[str, dict]:
 
 
 def results_summary(results: dict) -> str:
-    """One line for the terminal, and one more when resolved patches carry suspicion flags (they count as
+    """One line for the terminal (resolved of the published tasks, then each status of the predictions
+    submitted, and the published tasks no prediction named), and one more when resolved patches carry suspicion flags (they count as
     resolved; a person reviews them: each instance's report.json lists its flags)."""
+    # two sets, each number named by its own: the published tasks, and the predictions submitted (some may name
+    # no published task: errors, never graded)
+    stray = sum(str(r.get("reason", "")).startswith("not a published task")
+                for r in (results.get("instances") or {}).values())
+    missing = results["total_instances"] - (results["submitted"] - stray)
     line = (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
-            f"published ({len(results['unresolved'])} unresolved, {len(results['error'])} error, "
-            f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")
+            f"published tasks; of the {results['submitted']} predictions submitted: {len(results['resolved'])} "
+            f"resolved, {len(results['unresolved'])} unresolved, {len(results['error'])} error"
+            + (f" ({stray} naming no published task)" if stray else "")
+            + f", {len(results['empty_patch'])} empty patch"
+            + (f"; {missing} published tasks had no prediction" if missing > 0 else ""))
     flagged = results.get("resolved_flagged") or []
     if flagged:
         line += (f"\n{len(flagged)} of the resolved carry suspicion flags (review their report.json "
