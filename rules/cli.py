@@ -73,6 +73,12 @@ def current() -> Command:
     return _COMMAND[0]
 
 
+def targets() -> list[str]:
+    """This command's targets; none when lab's task loader did not start this process (a test calling a step's
+    action itself)."""
+    return list(_COMMAND[0].targets) if _COMMAND else []
+
+
 def asked(basename: str) -> list[str]:
     """The names after ``<basename>:`` among this command's targets (``doit gen:aider`` → ``["aider"]``)."""
     return [t.split(":", 1)[1] for t in current().targets if t.startswith(f"{basename}:")]
