@@ -72,7 +72,7 @@ def test_prune_removes_only_the_unneeded_images_this_home_built_and_says_the_byt
         res = run_doit(home, "prune:swe", timeout=300)
         said = res.stdout + res.stderr
         assert res.code == 0, said
-        m = re.search(r"prune:swe: removed 2 image\(s\) no published task needs, freeing ([\d.]+) MB \(the layers",
+        m = re.search(r"prune:swe: removed 2 image\(s\) no published task needs, freeing ([\d.]+) MB \(their layers",
                       said)
         assert m and 3.9 <= float(m.group(1)) <= 4.3, said  # two 2 MB blobs: the Debian base's layers stay
         assert f"{tags['foreign']}: left alone" in said and f"{tags['gone']}: already gone" in said
@@ -180,17 +180,20 @@ def test_built_here_tells_a_build_from_one_found_whole_in_the_cache():
 
 def test_the_bytes_a_prune_frees_count_shared_layers_once_and_kept_ones_never():
     """``bounds``: a LABEL-only agent image on its environment image (the same layers) adds nothing; the Debian
-    base's layers stay; layers a kept image extends are never freed; siblings' shared layers leave a range."""
+    base's layers stay; layers a kept image holds are never freed; siblings' shared layers of unknown size leave
+    a range, which a build intermediate of known size closes."""
     from rules.tiers.swe.prune import bounds
 
-    images = {"debian": (("d",), 100), "env": (("d", "e"), 130), "agent": (("d", "e"), 130),
-              "other-env": (("d", "o"), 150), "kept-on-other": (("d", "o", "k"), 160),
-              "sib1": (("d", "s", "s1"), 170), "sib2": (("d", "s", "s2"), 175)}
-    assert bounds({"env", "agent"}, images) == (30, 30)
-    assert bounds({"env"}, images) == (0, 30)  # the agent image on it stays, holding its layers
-    assert bounds({"other-env"}, images) == (0, 50)  # no: kept-on-other holds them; counted at most, as ever
+    images = {"debian": (("d",), 100, True), "env": (("d", "e"), 130, True), "agent": (("d", "e"), 130, True),
+              "other-env": (("d", "o"), 150, True), "kept-on-other": (("d", "o", "k"), 160, True),
+              "sib1": (("d", "s", "s1"), 170, True), "sib2": (("d", "s", "s2"), 175, True)}
+    assert bounds({"env", "agent"}, images) == (30, 30)  # the newcomer's: 1.22 GB counted twice, and Debian's
+    assert bounds({"env"}, images) == (0, 0)  # the agent image on it stays, holding its layers
+    assert bounds({"other-env"}, images) == (0, 0)
     assert bounds({"other-env", "kept-on-other"}, images) == (60, 60)
     assert bounds({"sib1", "sib2"}, images) == (0, 145)  # "s" counted in both at most, in neither at least
+    assert bounds({"sib1", "sib2"}, {**images, "step": (("d", "s"), 120, False)}) == (125, 125)
+    assert bounds({"sib1"}, {**images, "step": (("d", "s"), 120, False)}) == (50, 50)  # sib2 keeps "s"
 
 
 @docker

@@ -138,18 +138,21 @@ def image_created(name: str) -> float | None:
     return datetime.fromisoformat(head + "+00:00").timestamp() + (float(f"0.{frac}") if frac else 0.0)
 
 
-def image_layers() -> dict[str, tuple[tuple[str, ...], int]]:
-    """Every local image's id (those ``docker images`` lists, not build intermediates) → ``(layers, size)``: the
-    diff ids of its layers, bottom first (an image built FROM another starts with its layers; a LABEL-only image
-    has exactly its base's) and the bytes they take (``Size``)."""
+def image_layers() -> dict[str, tuple[tuple[str, ...], int, bool]]:
+    """Every local image's id, build intermediates included, → ``(layers, size, listed)``: the diff ids of its
+    layers, bottom first (an image built FROM another starts with its layers; a LABEL-only image has exactly its
+    base's), the bytes they take (``Size``), and whether ``docker images`` lists it (False: an intermediate
+    step of a build, removed with the last image built on it)."""
     api = client().api
+    listed = {img["Id"] for img in api.images()}
     out = {}
-    for img in api.images():
+    for img in api.images(all=True):
         try:
             info = api.inspect_image(img["Id"])
         except docker.errors.NotFound:  # removed meanwhile
             continue
-        out[img["Id"]] = (tuple(info.get("RootFS", {}).get("Layers") or ()), int(info.get("Size") or 0))
+        out[img["Id"]] = (tuple(info.get("RootFS", {}).get("Layers") or ()), int(info.get("Size") or 0),
+                          img["Id"] in listed)
     return out
 
 

@@ -80,23 +80,41 @@ def made_elsewhere(c: Candidate, created: float | None) -> bool:
     return created < c.stamp.stat().st_mtime - stamp["seconds"] - 60
 
 
-def bounds(mine: set[str], images: dict[str, tuple[tuple[str, ...], int]]) -> tuple[int, int]:
+def bounds(mine: set[str], images: dict[str, tuple[tuple[str, ...], int, bool]]) -> tuple[int, int]:
     """What removing the images ``mine`` (ids) frees, in bytes, as ``(at least, at most)``, given every local
-    image's ``(layers, size)`` (``sandbox.image_layers``). Per layer chain of ``mine``, the bytes above the longest
-    other image chain it starts with (its base's: those stay with the base, or are counted with it) count toward
-    at most; toward at least only when every image sharing any of them extends the chain and is in ``mine`` (so no
-    kept image holds them, and no two chains count them both). Layers are known by chain only, not by size: what
-    sibling chains share above their common base is counted twice at most and never at least."""
-    chains = {images[i][0]: images[i][1] for i in mine if i in images}
+    image's ``(layers, size, listed)`` (``sandbox.image_layers``). A layer goes when no listed image outside
+    ``mine`` holds it (build intermediates go with the images built on them): along each chain of ``mine``, the
+    layers above the longest part a kept image shares. Sizes are known per image, not per layer: a stretch
+    between two chains of known size counts toward at most; toward at least only when it is surely freed
+    (from a freed or the last kept layer up) and no other freed chain branches inside it (counted once)."""
+    sizes = {layers: size for layers, size, _ in images.values()}
+    kept = [layers for i, (layers, _, listed) in images.items() if listed and i not in mine]
+    freed: set[tuple[str, ...]] = set()
+    held: dict[tuple[str, ...], int] = {}  # a freed node → how many of its bottom layers kept images hold
+    for i in mine:
+        if i not in images:
+            continue
+        chain = images[i][0]
+        shared = max((next((n for n in range(min(len(k), len(chain))) if k[n] != chain[n]),
+                           min(len(k), len(chain))) for k in kept), default=0)
+        for n in range(shared + 1, len(chain) + 1):
+            freed.add(chain[:n])
+            held[chain[:n]] = shared
+    known = [p for p in freed if p in sizes]
+
+    def below(p):  # the longest strict prefix of p whose size is known (the empty chain: 0 bytes)
+        return max((p[:n] for n in range(len(p) - 1, 0, -1) if p[:n] in sizes), key=len, default=())
+
+    segments = {p: below(p) for p in known}
     low = high = 0
-    for chain, size in chains.items():
-        base = max((c for c, _ in images.values() if len(c) < len(chain) and chain[:len(c)] == c), key=len, default=())
-        above = size - (next(s for c, s in images.values() if c == base) if base else 0)
-        high += above
-        sharing = [i for i, (c, _) in images.items() if c[:len(base) + 1] == chain[:len(base) + 1]]
-        if all(i in mine and images[i][0][:len(chain)] == chain for i in sharing):
-            low += above
-    return low, high
+    for p, a in segments.items():
+        seg = sizes[p] - (sizes[a] if a else 0)
+        high += seg
+        sure = a in freed or len(a) == held[p]
+        alone = all(q == p or segments[q] != a or next((n for n in range(min(len(p), len(q))) if p[n] != q[n]),
+                                                         0) <= len(a) for q in known)
+        low += seg if sure and alone else 0
+    return low, max(high, low)
 
 
 def prune(suite: Suite, stamps: Path, prefix: str, dry: bool = False) -> str:
@@ -130,7 +148,7 @@ def prune(suite: Suite, stamps: Path, prefix: str, dry: bool = False) -> str:
                          f"{_gb(disk.get(c.id, ((), 0))[1])} of layers, its base's included)")
     low, high = bounds({c.id for c in mine}, disk)
     freed = (f"{_gb(low)}" if low == high else f"between {_gb(low)} and {_gb(high)}") + \
-        " (the layers above their bases that no image kept holds)"
+        " (their layers no kept image holds)"
     if not mine:
         none = (f"this home built no {suite.name} image (no stamp {prefix}*.json under {stamps})"
                 if not any(stamps.glob(f"{prefix}*.json")) else
