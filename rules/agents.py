@@ -500,18 +500,20 @@ def parse_agent(name: str, raw: dict, where: str = "evals/agents.toml") -> Agent
         problems.append(f"{at}: limits must be a table ([{name}.limits])")
     else:
         parsed = check(lambda: parse_budget(raw.get("limits", {}), f"{at} limits"))
+        limits_raw = {k: v for k, v in raw.get("limits", {}).items() if k not in BUDGET_KINDS}
+        limits = check(lambda: Limits.parse(limits_raw, f"{at} limits"))  # its problems beside the budget's
         if parsed is not failed:
-            budget, limits_raw = parsed
-            limits = check(lambda: Limits.parse(limits_raw, f"{at} limits"))
+            budget = parsed[0]
             if service is not failed:
                 gateway = (check(lambda: parse_gateway(raw["gateway"], service, budget, f"{where} [{name}.gateway]"))
                            if "gateway" in raw else None)
     if budget is not failed and budget != Budget() and gateway is None:
         problems.append(f"{at} limits: requests and tokens are counted at lab's gateway: add a [{name}.gateway] "
                         "table (the budget is enforced there)")
-    if limits is not failed and (limits.timeout <= 0 or limits.cpus <= 0 or limits.memory <= 0 or limits.pids <= 0
-                                 or limits.disk <= 0):
-        problems.append(f"{at} limits: cpus, memory, pids, timeout and disk must be positive")
+    if limits is not failed and (nonpositive := [k for k in ("cpus", "memory", "pids", "timeout", "disk")
+                                                 if getattr(limits, k) <= 0]):
+        problems.append(f"{at} limits: {', '.join(f'{k} = {getattr(limits, k)!r}' for k in nonpositive)}: "
+                        f"{'each' if len(nonpositive) > 1 else 'it'} must be positive")
     local = check(lambda: _local(raw["local"], f"{where} [{name}.local]")) if "local" in raw else None
     settings_problems: list[str] = []
     settings = _settings(raw.get("settings", {}), at, passed, settings_problems)

@@ -73,6 +73,12 @@ def current() -> Command:
     return _COMMAND[0]
 
 
+def targets() -> list[str]:
+    """This command's targets; none when lab's task loader did not start this process (a test calling a step's
+    action itself)."""
+    return list(_COMMAND[0].targets) if _COMMAND else []
+
+
 def asked(basename: str) -> list[str]:
     """The names after ``<basename>:`` among this command's targets (``doit gen:aider`` → ``["aider"]``)."""
     return [t.split(":", 1)[1] for t in current().targets if t.startswith(f"{basename}:")]
@@ -237,6 +243,19 @@ def unknown_eval(asked: str, agents: dict, runs: dict, problem: str | None, task
             return f"eval:{asked}: no published tasks yet; run `doit gen:{Path(runs_dir).parent.name}` first"
         return (f"eval:{asked}: run {run!r} has no trial {trial!r}; its trials are eval:{run}/<task> for the "
                 f"{len(tasks)} published tasks (`doit scenarios` lists them), <task>@<k> with repeat=N")
+    if isinstance(runs.get(run), str):  # the agent's table is there but broken: its own error says what to fix
+        return f"eval:{asked}: the agent {run!r} cannot run: {runs[run]}; fix its table in evals/agents.toml"
+    from rules.files import read_json
+
+    try:
+        recorded = read_json(Path(runs_dir) / run / "run.json") if run in on_disk else None
+    except ValueError:
+        recorded = None
+    if isinstance(recorded, dict) and recorded.get("agent") in agents and isinstance(recorded.get("settings"), dict):
+        given = " ".join(f"{k}={v}" for k, v in recorded["settings"].items())
+        return (f"eval:{asked}: {run!r} is the run of agent {recorded['agent']!r} with {given or 'no settings'}; "
+                f"name the agent and give its settings: `doit eval:{recorded['agent']}{'/' + trial if trial else ''}"
+                f"{' ' + given if given else ''}`")
     other = sorted((here | on_disk) - set(agents))
     return (f"eval:{asked}: unknown agent or run {run!r}; agents (evals/agents.toml): "
             f"{', '.join(sorted(agents)) or 'none'}" + (f"; other runs: {', '.join(other)}" if other else "")

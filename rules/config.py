@@ -38,11 +38,11 @@ class Limits:
     @classmethod
     def parse(cls, raw: dict, where: str) -> "Limits":
         """Build limits from a TOML table with keys ``cpus``, ``memory`` ("4g", "512m" or bytes), ``pids``,
-        ``timeout`` (seconds), ``disk`` (like memory). Raises ConfigError naming ``where`` on a bad value."""
+        ``timeout`` (seconds), ``disk`` (like memory). Raises ConfigError naming ``where`` and every bad or unknown
+        limit by name."""
         known = ("cpus", "memory", "pids", "timeout", "disk")
         unknown = sorted(set(raw) - set(known))
-        if unknown:
-            raise ConfigError(f"{where}: unknown limit(s) {_with_guesses(unknown, known)}; known: {', '.join(known)}")
+        problems = [f"unknown limit(s) {_with_guesses(unknown, known)}; known: {', '.join(known)}"] if unknown else []
         base = cls()
         kinds = {"cpus": (float, "a number of CPUs, e.g. 2 or 0.5"), "memory": (parse_bytes, 'bytes, e.g. "4g" or "512m"'),
                  "pids": (int, "a whole number of processes"), "timeout": (float, "seconds, e.g. 600"),
@@ -55,7 +55,9 @@ class Limits:
                     raise TypeError("a yes/no value")
                 values[key] = kind(value)
             except (TypeError, ValueError) as exc:
-                raise ConfigError(f"{where}: {key} = {value!r} is not {what} ({exc})") from None
+                problems.append(f"{key} = {value!r} is not {what} ({exc})")
+        if problems:  # every one at once, each naming its limit
+            raise ConfigError(f"{where}: " + "; ".join(problems))
         return cls(**values)
 
 

@@ -95,6 +95,15 @@ def build_grader(base_image: str, log=sys.stderr, stamp_file: bool = True) -> di
     return build_and_stamp("grader", GRADER, grader_dockerfile(base), log=log, stamp_file=stamp_file)
 
 
+def built_here(image: str, since: float) -> bool:
+    """True when the engine's image ``image`` (a tag or id) was made at or after ``since`` (Unix seconds, read
+    before the build began): this build made it. False when the build found it whole in Docker's cache, made
+    before (by another lab home on the same engine, or an earlier build of this one): a stamp records which
+    (``built_here``), so that ``doit prune:<tier>`` removes only images this home made."""
+    created = sandbox.image_created(image)
+    return created is not None and created >= since
+
+
 def agent_stamp_name(agent, base: str | None = None) -> str:
     """The stamp name of ``agent``'s image built ``FROM`` ``base`` (None: the grader image): ``agent-<name>``,
     or ``agent-<name>-on-<base>`` on another base (a swe task's environment image)."""
@@ -116,9 +125,16 @@ def build_agent(agent, log=sys.stderr, base: str | None = None, base_image: str 
     if base == GRADER:
         return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base, debian), log=log)
     # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared
+    import time
+
+    since = time.time()
     image = sandbox.build_image(agent.tag(base), agent.dockerfile(base, debian), context_files(), log=log)
-    stamp = {"image": agent.tag(base), "id": image, "base": base}
-    write_json(stamp_path(agent_stamp_name(agent, base)), stamp, only_if_changed=True)
+    path = stamp_path(agent_stamp_name(agent, base))
+    old = read_json(path)
+    if isinstance(old, dict) and old.get("id") == image and old.get("base") == base:
+        return old  # the same image: whoever made it, the stamp already says
+    stamp = {"image": agent.tag(base), "id": image, "base": base, "built_here": built_here(image, since)}
+    write_json(path, stamp, only_if_changed=True)
     return stamp
 
 

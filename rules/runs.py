@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable, Hashable, Mapping
 
-from rules import sandbox
+from rules import cli, sandbox
 from rules.backends import run_through
 from rules.config import ConfigError
 from rules.files import write_json
@@ -147,11 +147,12 @@ def eval_kind(t: TrialKind, folders: list[str], since: float, backend: str = "lo
     write_json(runs / "run.json", t.run_record(), only_if_changed=True)
     stored = stored_result(t.run_dir)
     grader_id = current_grader_id(t.grader_image, fresh=True)
+    start = time.monotonic()
     result, how = settle(t.run_dir.name, stored, t.state(stored, grader_id), lambda: t.regrade(stored, grader_id),
                          lambda: t.perform(lambda one: run_through(one, backend, cluster)))
     if how != "stored":
         t.after(result)
-        announce(t.summary(result, how), t.run, t.label, runs, folders, since)
+        announce(t.summary(result, how, time.monotonic() - start), t.run, t.label, runs, folders, since)
     return result
 
 
@@ -174,11 +175,22 @@ def settle(folder: str, stored: dict | None, state: str, regrade: Callable[[], d
     return run(), "ran"
 
 
+def command_folders(run: str, folders: list[str], targets: list[str]) -> list[str]:
+    """The trial folders of run ``run`` (its ``folders``) that this command (its doit ``targets``) runs: those
+    it names one by one (``doit eval:<run>/<folder>``) when it names nothing but single trials, else all of
+    them (``doit run``, ``doit eval:<run>``, the default tasks)."""
+    if not targets or any(not t.startswith("eval:") or "/" not in t for t in targets):
+        return folders
+    named = {t.split("/", 1)[1] for t in targets if t.split(":", 1)[1].split("/", 1)[0] == run}
+    return [f for f in folders if f in named] or folders
+
+
 def announce(line: str, run: str, label: str, runs: Path, folders: list[str], since: float) -> None:
-    """Print a finished trial's ``line`` and its run's progress; when the run's last trial is in and most are
+    """Print a finished trial's ``line`` and the progress of what this command runs of its run
+    (``command_folders``: one trial named alone counts 1 of 1, not the whole run); when the run's last trial is in and most are
     errors, the warning line (``error_warning``) to stderr."""
     print(line, flush=True)
-    p = progress(runs, folders, since)
+    p = progress(runs, command_folders(run, folders, cli.targets()), since)
     print(progress_line(run, p), flush=True)
     if p["done"] + p["errors"] == p["total"]:
         warning = error_warning(label, runs, folders, since)

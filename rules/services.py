@@ -277,11 +277,13 @@ def parse_gateway(raw, upstream: Service | None, budget: Budget, where: str) -> 
 
 def parse_budget(limits: dict, where: str) -> tuple[Budget, dict]:
     """The budget in an agent's limits table (``requests``, ``tokens``, ``reply_tokens``: whole numbers >= 0)
-    and the table without them. Raises ServiceError on a bad value."""
-    values = {}
+    and the table without them. Raises ServiceError naming every bad value."""
+    values, bad = {}, []
     for kind in BUDGET_KINDS:
         value = limits.get(kind, 0)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ServiceError(f"{where}: {kind} must be a whole number (0: no budget), got {value!r}")
+            bad.append(f"{kind} must be a whole number (0: no budget), got {value!r}")
         values[kind] = value
+    if bad:  # every one at once
+        raise ServiceError(f"{where}: " + "; ".join(bad))
     return Budget(**values), {k: v for k, v in limits.items() if k not in BUDGET_KINDS}

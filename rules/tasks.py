@@ -606,10 +606,33 @@ def _agent_image_task(name: str, agent, base: str | None, base_id: str = "") -> 
     }
 
 
+def _missing_base(base: str) -> str | None:
+    """When the engine has no environment image ``base`` (pruned, or removed by hand), the one line that says so
+    and names the gen that builds it again (the tier and instances whose published task.json names it); else
+    None."""
+    from rules import sandbox
+
+    if sandbox.image_id(base) is not None:
+        return None
+    for tier in tiers.present():
+        try:
+            tasks_dir = load_suite(tier).tasks_dir
+            ids = [t for t in _published(tier) if (read_json(tasks_dir / t / "task.json") or {}).get("image") == base]
+        except ConfigError:
+            continue
+        if ids:
+            return (f"the environment image {base} is missing (pruned, or removed): `doit gen:{tier} "
+                    f"instances={','.join(ids)}` (with the repos= you gen with) builds it again")
+    return f"the environment image {base} is missing and no published task names it: `doit gen:<tier>` builds it"
+
+
 def _build_agent_on(name: str, base: str) -> None:
     from rules import images
     from rules.agents import get_agent
 
+    missing = _missing_base(base)
+    if missing:  # else the build's pull of it fails, far from the cause
+        return TaskFailed(f"the {name} agent's image cannot be built FROM {base}: {missing}")
     try:
         stamp = images.build_agent(get_agent(name), base=base, base_image=lab_settings().base_image)
     except ConfigError as exc:

@@ -137,9 +137,10 @@ class TrialKind:
     def run_record(self) -> dict:
         raise NotImplementedError
 
-    def summary(self, result: dict, how: str) -> str:
-        """The trial's line once settled (``how``: "ran" or "regraded")."""
-        return summary_line(result) + (" (re-graded, the agent did not run)" if how == "regraded" else "")
+    def summary(self, result: dict, how: str, seconds: float | None = None) -> str:
+        """The trial's line once settled (``how``: "ran" or "regraded"; ``seconds``: this command's re-grading)."""
+        return summary_line(result, seconds if how == "regraded" else None) + (
+            " (re-graded, the agent did not run)" if how == "regraded" else "")
 
     def after(self, result: dict) -> None:
         """What follows a new result of this trial (nothing, unless the kind keeps more)."""
@@ -1140,9 +1141,12 @@ def trial_folder(task: str, repeat: int = 1) -> str:
     return task if repeat == 1 else f"{task}@{repeat}"
 
 
-def summary_line(result: dict) -> str:
-    """One line for a finished trial: task, status, the try that passed, seconds."""
+def summary_line(result: dict, regraded: float | None = None) -> str:
+    """One line for a finished trial: task, status, the try that passed, seconds (the trial's; with ``regraded``,
+    the seconds this command's re-grading took, and the stored trial's apart)."""
     how = f" (try {result['passed_try']})" if result.get("passed_try") else ""
     err = f": {result['error'][:200]}" if result.get("error") else ""
     name = trial_folder(result["task"], result.get("repeat") or 1)
-    return f"{name}: {result['status']}{how} in {result['seconds']:.1f} s{err}"
+    took = (f"in {result['seconds']:.1f} s" if regraded is None else
+            f"re-graded in {regraded:.1f} s (the trial it grades took {result['seconds']:.1f} s)")
+    return f"{name}: {result['status']}{how} {took}{err}"

@@ -70,7 +70,7 @@ def test_a_broken_table_names_all_its_problems_at_once_and_the_file_all_its_brok
     assert said.startswith("agents.toml [tomo]: 9 problems: (1) unknown field(s) netwrk (network?)"), said
     for part in ("(2) image must be a template name", "(3) command must not be empty",
                  "(4) not environment variable names: API KEY", "(5) network 'wifi' is not one of",
-                 "(6) usage 'magic' is unknown", "(7) limits: cpus, memory, pids, timeout and disk must be positive",
+                 "(6) usage 'magic' is unknown", "(7) limits: timeout = 0.0: it must be positive",
                  "(8) settings.Model: a setting name is lower-case", "(9) settings.size: unknown field(s) deflt"):
         assert part in said, (part, said)
     assert "\n" not in said
@@ -86,6 +86,23 @@ def test_a_broken_table_names_all_its_problems_at_once_and_the_file_all_its_brok
     assert f" | {path} [b]: 2 problems: (1) network 'wifi'" in said and "(2) container 'box'" in said, said
     broken: dict = {}
     assert set(load_agents(path, broken=broken)) == {"noop"} and set(broken) == {"a", "b"}
+
+
+def test_every_problem_of_a_limits_table_comes_at_once_each_by_name():
+    """``[NAME.limits]`` was reported one problem at a time, and "cpus, memory, pids, timeout and disk must be
+    positive" named no field."""
+    raw = {"image": "noop", "command": ["x"],
+           "limits": {"timeout": 0, "pids": -1, "disk": "lots", "memry": "1g", "tokens": -5, "requests": 1.5}}
+    with pytest.raises(AgentError) as err:
+        parse_agent("tomo", raw, "agents.toml")
+    said = str(err.value)
+    for part in ("requests must be a whole number (0: no budget), got 1.5",
+                 "tokens must be a whole number (0: no budget), got -5", "unknown limit(s) memry (memory?)",
+                 "disk = 'lots' is not bytes"):
+        assert part in said, (part, said)
+    raw["limits"] = {"timeout": 0, "pids": -1, "cpus": 2}
+    with pytest.raises(AgentError, match=r"limits: pids = -1, timeout = 0.0: each must be positive$"):
+        parse_agent("tomo", raw, "agents.toml")
 
 
 def test_unknown_agent_lists_the_known_ones(tmp_path):
@@ -455,3 +472,36 @@ def test_run_before_any_gen_refuses_in_one_line_and_says_gen_first(lab_home):
     report = run_doit(lab_home, "report", timeout=120)
     assert report.code == 0 and "No published tasks yet: `doit gen:aider` proves and publishes them" in report.stdout
     assert "No results yet" not in report.stdout
+
+
+def test_eval_of_a_broken_agent_or_a_run_of_settings_says_what_is_true(tmp_path):
+    """``doit eval:broke/<task>`` for a broken table said "unknown agent or run 'broke'" after printing its
+    problems; ``doit eval:tomo.m1/<task>`` without model= said unknown while listing tomo.m1 under other runs."""
+    import json
+
+    from rules.cli import unknown_eval
+
+    runs_dir = tmp_path / "runs"
+    (runs_dir / "tomo.m1").mkdir(parents=True)
+    (runs_dir / "tomo.m1" / "run.json").write_text(json.dumps({"agent": "tomo", "settings": {"model": "m1"}}))
+    agents = {"tomo": object(), "noop": object()}
+    runs = {"broke": "agent 'broke' (evals/agents.toml): container: must be one of ..."}
+    said = unknown_eval("broke/t-1", agents, runs, None, ["t-1"], runs_dir)
+    assert said.startswith("eval:broke/t-1: the agent 'broke' cannot run: agent 'broke' (evals/agents.toml)"), said
+    assert "unknown" not in said and said.endswith("fix its table in evals/agents.toml")
+    said = unknown_eval("tomo.m1/t-1", agents, runs, None, ["t-1"], runs_dir)
+    assert said == ("eval:tomo.m1/t-1: 'tomo.m1' is the run of agent 'tomo' with model=m1; name the agent and give "
+                    "its settings: `doit eval:tomo/t-1 model=m1`"), said
+    assert "unknown agent or run 'nope'" in unknown_eval("nope", agents, runs, None, ["t-1"], runs_dir)
+
+
+def test_an_image_path_is_relative_to_the_lab_home_as_agents_toml_says(tmp_path):
+    """evals/agents.toml's header said a path with "/" is relative to the project root; it is the lab home's."""
+    assert 'is relative to the lab home (LAB_HOME when set' in PROJECT.joinpath("evals", "agents.toml").read_text()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "x.Dockerfile.j2").write_text("FROM {{ grader }}\n")
+    code = ("from rules.agents import parse_agent; "
+            "print(parse_agent('x', {'image': 'mine/x.Dockerfile.j2', 'command': ['true']}, 'a.toml').template_path())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True,
+                         env={**os.environ, "LAB_HOME": str(tmp_path)})
+    assert out.stdout.strip() == str(tmp_path.resolve() / "mine" / "x.Dockerfile.j2"), out.stderr

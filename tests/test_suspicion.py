@@ -597,6 +597,14 @@ def test_a_flagged_resolved_prediction_is_listed_apart_in_the_summary():
     results = {"models": ["m"], "resolved": ["a", "b"], "unresolved": [], "error": [], "empty_patch": [],
                "total_instances": 2, "submitted": 2, "resolved_flagged": ["b"]}
     assert results_summary(results).splitlines() == [
-        "m: resolved 2 of 2 published (0 unresolved, 0 error, 0 empty patch; 2 submitted)",
+        "m: resolved 2 of 2 published tasks; of the 2 predictions submitted: 2 resolved, 0 unresolved, 0 error, "
+        "0 empty patch",
         "1 of the resolved carry suspicion flags (review their report.json `suspicions` before counting them): b"]
     assert len(results_summary({**results, "resolved_flagged": []}).splitlines()) == 1
+    # the newcomer's: 1 published task, 2 predictions naming other ids; each number says which set it counts
+    stray = {"models": ["m"], "resolved": [], "unresolved": [], "error": ["x", "y"], "empty_patch": [],
+             "total_instances": 1, "submitted": 2, "resolved_flagged": [],
+             "instances": {i: {"reason": "not a published task of this tier (run ...)"} for i in ("x", "y")}}
+    assert results_summary(stray) == ("m: resolved 0 of 1 published tasks; of the 2 predictions submitted: 0 resolved, "
+                                      "0 unresolved, 2 error (2 naming no published task), 0 empty patch; 1 published "
+                                      "tasks had no prediction")

@@ -114,6 +114,26 @@ def test_progress_counts_results_and_estimates_from_this_runs_pace(tmp_path):
     assert progress(tmp_path, ["a", "b", "c", "d", "e"], since=now - 500, now=now)["errors"] == 0
 
 
+def test_the_progress_of_a_command_naming_single_trials_counts_those_trials():
+    """A newcomer's ``doit eval:tomo.m1/<task>`` printed ``[tomo.m1] 1/18 done ... ETA``: the whole run's count
+    for a command that runs one trial. Named one by one, the trials are what the progress counts."""
+    from rules.runs import command_folders
+
+    folders = ["a", "b", "b@2", "c"]
+    assert command_folders("tomo.m1", folders, ["eval:tomo.m1/b"]) == ["b"]
+    assert command_folders("tomo.m1", folders, ["eval:tomo.m1/b", "eval:tomo.m1/b@2", "eval:x/a"]) == ["b", "b@2"]
+    for whole in ([], ["run"], ["eval:tomo.m1"], ["eval:tomo.m1/a", "report"], ["eval:other/a"]):
+        assert command_folders("tomo.m1", folders, whole) == folders, whole
+
+
+def test_a_regraded_trial_says_this_commands_grading_time_apart_from_the_stored_trials():
+    from rules.trial import summary_line
+
+    result = {"task": "t", "status": "pass", "passed_try": 1, "seconds": 312.0}
+    assert summary_line(result) == "t: pass (try 1) in 312.0 s"
+    assert summary_line(result, regraded=4.25) == "t: pass (try 1) re-graded in 4.2 s (the trial it grades took 312.0 s)"
+
+
 def test_progress_counts_a_stale_result_from_before_the_run_as_not_done(tmp_path):
     """A result an earlier command wrote counts as done only when its trial's up-to-date check (registered with
     the doit task, asked once) finds it current: a stale one is still to be redone by this run."""

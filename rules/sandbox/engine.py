@@ -123,6 +123,39 @@ def image_size(name: str) -> int | None:
         return None
 
 
+def image_created(name: str) -> float | None:
+    """When the local image ``name`` was made (Unix seconds; the engine's ``Created``, the commit of its last
+    layer or config: an image a build took whole from the cache keeps the time it was first made), or None when
+    the engine has no such image."""
+    from datetime import datetime
+
+    try:
+        text = client().images.get(name).attrs.get("Created") or ""
+    except docker.errors.ImageNotFound:
+        return None
+    # RFC 3339 with nanoseconds (``2026-12-07T11:54:46.40668224Z``): fromisoformat takes at most microseconds
+    head, _, frac = text.rstrip("Z").partition(".")
+    return datetime.fromisoformat(head + "+00:00").timestamp() + (float(f"0.{frac}") if frac else 0.0)
+
+
+def image_layers() -> dict[str, tuple[tuple[str, ...], int, bool]]:
+    """Every local image's id, build intermediates included, → ``(layers, size, listed)``: the diff ids of its
+    layers, bottom first (an image built FROM another starts with its layers; a LABEL-only image has exactly its
+    base's), the bytes they take (``Size``), and whether ``docker images`` lists it (False: an intermediate
+    step of a build, removed with the last image built on it)."""
+    api = client().api
+    listed = {img["Id"] for img in api.images()}
+    out = {}
+    for img in api.images(all=True):
+        try:
+            info = api.inspect_image(img["Id"])
+        except docker.errors.NotFound:  # removed meanwhile
+            continue
+        out[img["Id"]] = (tuple(info.get("RootFS", {}).get("Layers") or ()), int(info.get("Size") or 0),
+                          img["Id"] in listed)
+    return out
+
+
 def layers_size() -> int:
     """The bytes the engine's image layers take on its disk, each shared layer counted once (``docker system
     df``'s images total)."""

@@ -620,15 +620,16 @@ def env_dockerfile(env: Env, base: str) -> str:
 def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
     """Build ``env``'s image (on the Debian base, bootstrapped when no registry answers; host networking and
     the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``, rewritten only when the image id
-    changed (``seconds``: the build that made this image). Returns the stamp ``{"image", "id", "env",
-    "seconds", "packages"}``. Raises SandboxError."""
+    changed (``seconds``: the build that made this image; ``built_here``: False when the build found the image
+    whole in Docker's cache, made by another lab home: ``images.built_here``). Returns the stamp ``{"image", "id",
+    "env", "seconds", "built_here", "packages"}``. Raises SandboxError."""
     import io
     import tarfile
 
     from rules import images, sandbox
     from rules.upstream import tree_tar
 
-    start = time.monotonic()
+    start, since = time.monotonic(), time.time()
     base = sandbox.ensure_base_image(env.base, log=log)
     files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
              "constraints.txt": ("\n".join(env.pins) + "\n").encode(), "strip_installed.py": STRIP_INSTALLED.encode()}
@@ -652,8 +653,9 @@ def build_env(env: Env, repo: Path, setup_commit: str, log=sys.stderr) -> dict:
         # made in it (rules.build.proof_inputs), stays as it was; its seconds stay the first build's
         return old
     probe = sandbox.run(env.tag, ["cat", "/opt/lab/pip-freeze.txt"], network="none")
+    here = images.built_here(image, since)  # False: found whole in the cache, another home's (prune leaves it)
     stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
-             "packages": probe.output.split()}
+             "built_here": here, "packages": probe.output.split()}
     write_json(images.stamp_path(env.stamp_name), stamp, only_if_changed=True)
     return stamp
 
@@ -973,7 +975,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     if not isinstance(iid, str) or iid not in published(suite):
         # an id is a folder name under tasks/ and evaluations/: only a published task's own name is one (never a
         # path such as ../x or /x, nor a second spelling of a published task counted twice); nothing is written
-        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+        report["reason"] = f"not a published task of this tier (run `doit gen:{suite.name} instances=...` first)"
         return report
     if not isinstance(patch, str) or not _bytes_behind(patch):  # an error of the file, never (un)resolved
         patch, report["reason"] = "", "model_patch is not text (a JSON string standing for a patch's bytes)"
@@ -984,7 +986,7 @@ def evaluate_one(suite: Suite, record: dict, out_dir: Path) -> dict:
     if report["reason"]:
         pass  # the patch is no text: an error, never graded
     elif not (task_dir / "tests.json").is_file() or not meta:
-        report["reason"] = "not a published task of this tier (run `doit gen:swe instances=...` first)"
+        report["reason"] = f"not a published task of this tier (run `doit gen:{suite.name} instances=...` first)"
     elif not patch.strip():
         report["status"], report["reason"] = "empty_patch", "the prediction has no patch"
     else:
@@ -1067,11 +1069,20 @@ def per_repo(suite: Suite, resolved: list[str]) -> dict[str, dict]:
 
 
 def results_summary(results: dict) -> str:
-    """One line for the terminal, and one more when resolved patches carry suspicion flags (they count as
+    """One line for the terminal (resolved of the published tasks, then each status of the predictions
+    submitted, and the published tasks no prediction named), and one more when resolved patches carry suspicion flags (they count as
     resolved; a person reviews them: each instance's report.json lists its flags)."""
+    # two sets, each number named by its own: the published tasks, and the predictions submitted (some may name
+    # no published task: errors, never graded)
+    stray = sum(str(r.get("reason", "")).startswith("not a published task")
+                for r in (results.get("instances") or {}).values())
+    missing = results["total_instances"] - (results["submitted"] - stray)
     line = (f"{', '.join(results['models'])}: resolved {len(results['resolved'])} of {results['total_instances']} "
-            f"published ({len(results['unresolved'])} unresolved, {len(results['error'])} error, "
-            f"{len(results['empty_patch'])} empty patch; {results['submitted']} submitted)")
+            f"published tasks; of the {results['submitted']} predictions submitted: {len(results['resolved'])} "
+            f"resolved, {len(results['unresolved'])} unresolved, {len(results['error'])} error"
+            + (f" ({stray} naming no published task)" if stray else "")
+            + f", {len(results['empty_patch'])} empty patch"
+            + (f"; {missing} published tasks had no prediction" if missing > 0 else ""))
     flagged = results.get("resolved_flagged") or []
     if flagged:
         line += (f"\n{len(flagged)} of the resolved carry suspicion flags (review their report.json "

@@ -128,12 +128,14 @@ class SweTrial(TrialKind):
         """The run folder's ``run.json`` (``run_record``)."""
         return run_record(list(self.agents), self.attempts, self.run)
 
-    def summary(self, result: dict, how: str) -> str:
-        """The trial's line: the chosen attempt, and whether it was plausible or the least bad."""
+    def summary(self, result: dict, how: str, seconds: float | None = None) -> str:
+        """The trial's line: the chosen attempt, and whether it was plausible or the least bad (``seconds``:
+        this command's re-grading, ``TrialKind.summary``)."""
         chosen = (f", chosen attempt {result['chosen'] + 1} of {len(result['attempts'])}"
                   f" ({'plausible' if result.get('plausible') else 'least bad'})"
                   if result.get("chosen") is not None else "")
-        return summary_line(result) + chosen + (" (re-graded, no agent ran)" if how == "regraded" else "")
+        return (summary_line(result, seconds if how == "regraded" else None) + chosen
+                + (" (re-graded, no agent ran)" if how == "regraded" else ""))
 
     def after(self, result: dict) -> None:
         """The run's predictions are written again after each trial of its first repeat."""

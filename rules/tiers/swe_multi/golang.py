@@ -186,13 +186,14 @@ def dockerfile(env: Env, base: str, packages: list[str]) -> str:
 def build_env(env: Env, repo: Path, commit: str, packages: list[str], log=sys.stderr) -> dict:
     """Build ``env``'s image from ``repo`` at ``commit`` (its module and build caches for ``packages``; host
     networking and the host's CA bundle) and stamp it in ``.lab/images/<stamp>.json``, rewritten only when the
-    image id changed. Returns the stamp ``{"image", "id", "env", "seconds", "go", "bytes"}``. Raises
+    image id changed. Returns the stamp ``{"image", "id", "env", "seconds", "built_here", "go", "bytes"}``
+    (``built_here``: ``images.built_here``). Raises
     SandboxError."""
     from rules import images, sandbox
     from rules.files import read_json, write_json
     from rules.upstream import tree_tar
 
-    start = time.monotonic()
+    start, since = time.monotonic(), time.time()
     base = sandbox.ensure_base_image(env.base, log=log)
     files = {"ca-certificates.crt": images.HOST_CA.read_bytes() if images.HOST_CA.is_file() else b"",
              "go_canaries.py": CANARY_WRITER.read_bytes()}
@@ -215,9 +216,10 @@ def build_env(env: Env, repo: Path, commit: str, packages: list[str], log=sys.st
     if isinstance(old, dict) and old.get("id") == image and old.get("env") == env.name:
         return old
     probe = sandbox.run(env.tag, ["go", "version"], network="none")
+    here = images.built_here(image, since)  # False: found whole in the cache, another home's (prune leaves it)
     size = sandbox.client().images.get(image).attrs.get("Size")
     stamp = {"image": env.tag, "id": image, "env": env.name, "seconds": round(time.monotonic() - start, 1),
-             "go": probe.output.strip(), "bytes": size}
+             "built_here": here, "go": probe.output.strip(), "bytes": size}
     write_json(images.stamp_path(env.stamp_name), stamp, only_if_changed=True)
     return stamp
 
