@@ -236,3 +236,34 @@ def test_a_test_that_defines_a_class_is_never_copied(tmp_path):
         m = _run(tmp_path / seed, {"tests/test_calc.py": DEFINES_A_CLASS}, ["tests.test_calc.CalcTest::test_add_model"],
                  ["tests.test_calc.CalcTest::test_add_plain"], tokens=(seed, "kbbbb"))
         assert set(m["originals"].values()) == {"test_add_plain"}, m
+
+
+FEEDS_BOTH_SIDES = """import unittest
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_add_listed(self):
+        pairs = [(1, 2), (3, 4)]
+        self.assertEqual([tuple(p) for p in pairs], pairs)
+
+    def test_add_plain(self):
+        expected = 5
+        self.assertEqual(add(2, 3), expected)
+"""
+
+
+def test_a_name_that_feeds_the_computed_side_too_is_never_the_changed_value(tmp_path):
+    """django__django-13401: ``choices`` built the field and was its expected value; a copy with it changed
+    passed as the test did, with the gold patch, and the proof refused the instance for lab's own canary. Only a
+    name the equality alone reads is changed; every copy made must fail with the fix."""
+    for seed in ("kaaaa", "kcccc", "kdddd", "keeee"):
+        tmp = tmp_path / seed
+        m = _run(tmp, {"tests/test_calc.py": FEEDS_BOTH_SIDES}, ["tests.test_calc.CalcTest::test_add_listed"],
+                 ["tests.test_calc.CalcTest::test_add_plain"], tokens=(seed, "kbbbb"))
+        assert "test_add_listed" not in m["originals"].values(), m
+        assert set(m["originals"].values()) == {"test_add_plain"}, m
+        results = _pytest(tmp)
+        for name in m["originals"]:
+            assert [s for i, s in results.items() if i.endswith("::" + name)] == ["failed"], (name, results)
