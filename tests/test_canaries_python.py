@@ -123,6 +123,17 @@ def test_only_assertions_that_surely_run_with_a_computed_value_are_copied():
                      "test_a_branch_is_never_copied": 0}
 
 
+def test_a_name_that_also_feeds_the_computed_side_is_never_the_changed_value():
+    """A literal bound to a name that builds the computed value too (django__django-13401's ``choices``): changing
+    it changes both sides, and the copy would pass wherever the test does."""
+    method = ast.parse(textwrap.dedent('''\
+        def test_coins_come_back_sorted(self):
+            coins = [1, 5, 10]
+            self.assertEqual(sorted(coins), coins)
+        ''')).body[0]
+    assert pc.candidates(method) == []
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_right_solution_fails_every_copy_and_a_result_equal_to_anything_passes_them(tmp_path, seed):
     source, manifest = pc.with_canaries(TESTS, f"k{seed}", "kseed")

@@ -15,8 +15,8 @@ name made of the words of that class's own test names (``test_encode_with_spaces
 
 A test is copied only when the changed assertion surely runs whenever the original test passes: an
 ``assertEqual``-like call that is a statement of the method's own body (or of a ``with self.subTest(...)`` block
-in it) comparing a literal, or a name bound once in that body to a literal, with a computed value (a call, an
-operation; never another literal). Only when the file has no test case class: a class of its own at its end.
+in it) comparing a literal, or a name bound once in that body to a literal and read there by that comparison
+alone, with a computed value (a call, an operation; never another literal). Only when the file has no test case class: a class of its own at its end.
 
     python3 -I -m lab_grader.pytest_canaries TEST_FILE CANARY_FAIL CANARY_PASS [MANIFEST]
 
@@ -168,10 +168,17 @@ def candidates(method: ast.FunctionDef) -> list[ast.AST]:
             for n in ast.walk(t):
                 if isinstance(n, ast.Name):
                     bound.setdefault(n.id, []).append(node)
+    loads: dict[str, int] = {}
+    for n in ast.walk(method):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
     once_literal: dict[str, ast.AST] = {}
     for stmt in method.body:
+        # read by the equality alone: a name that also feeds the computed side changes both sides with it, and
+        # the copy passes wherever the test does (as Java's and Rust's writers already require)
         if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and len(bound.get(stmt.targets[0].id, ())) == 1 and _literal(stmt.value)[0]):
+                and len(bound.get(stmt.targets[0].id, ())) == 1 and _literal(stmt.value)[0]
+                and loads.get(stmt.targets[0].id) == 1):
             once_literal[stmt.targets[0].id] = stmt.value
 
     def computed(node):
