@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 from rules import context, sandbox
@@ -125,8 +126,6 @@ def build_agent(agent, log=sys.stderr, base: str | None = None, base_image: str 
     if base == GRADER:
         return build_and_stamp(agent.stamp_name, agent.tag(base), agent.dockerfile(base, debian), log=log)
     # another base has no lab-versions to read toolchains from: build the tag straight, no staging tag shared
-    import time
-
     since = time.time()
     image = sandbox.build_image(agent.tag(base), agent.dockerfile(base, debian), context_files(), log=log)
     path = stamp_path(agent_stamp_name(agent, base))

@@ -900,8 +900,9 @@ def service_for(t: Trial, result: TrialResult) -> Iterator[Trial]:
     with the agent's network set to the namespace of the service's container, started (and waited for) here
     and removed on exit. Records ``result.service`` (``{"image", "id", "ready_seconds"}``) and the
     service's output in ``service.log``; a service with a ``cache`` gets its folder (``Service.cache_dir``, made
-    here; recorded as ``result.service["cache"]``) mounted at it as its working directory. Raises SandboxError when the service does not come up, or stopped
-    before the tries were over (the agent did not have a fair chance: an infrastructure error)."""
+    here; recorded as ``result.service["cache"]``) mounted at it as its working directory. Raises SandboxError
+    when the service does not come up, or stopped before the tries were over (the agent did not have a fair
+    chance: an infrastructure error)."""
     service = t.agent.service
     if service is None:
         yield t

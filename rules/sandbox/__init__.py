@@ -29,8 +29,8 @@ from rules.sandbox.box import Box, box_alive, box_exec, left_over_in, start_box,
 from rules.sandbox.containers import (ServiceHandle, run, service_ended, service_exec, service_output, start_service,
                                       stop)
 from rules.sandbox.engine import (LABEL, OUTPUT_CAP, Mount, RunResult, SandboxError, StartError, build_image, client,
-                                  ensure_base_image, image_created, image_id, image_id_quick, image_labels, image_size,
-                                  image_layers, layers_size, remove_image, volume)
+                                  ensure_base_image, image_created, image_id, image_id_quick, image_labels,
+                                  image_layers, remove_image, volume)
 from rules.sandbox.netns import HOLDER_HOSTNAME, NULL, null_network
 from rules.sandbox.owners import boxes_left, cleanup, owner_alive, remove_own, run_labels
 from rules.sandbox.protocol import BOX_IDLE
@@ -38,7 +38,7 @@ from rules.sandbox.protocol import BOX_IDLE
 __all__ = [
     # engine
     "LABEL", "OUTPUT_CAP", "SandboxError", "StartError", "Mount", "RunResult", "client", "image_id",
-    "image_id_quick", "image_labels", "image_size", "image_created", "image_layers", "layers_size", "remove_image",
+    "image_id_quick", "image_labels", "image_created", "image_layers", "remove_image",
     "ensure_base_image", "build_image",
     "volume",
     # owners

@@ -16,6 +16,12 @@ from rules.sandbox.netns import holder_gone, is_null, network_mode
 from rules.sandbox.owners import run_labels, stopping
 
 
+def _docker_mounts(mounts: Iterable[Mount]) -> list:
+    """lab's ``Mount``s as the Docker SDK's."""
+    return [engine.docker.types.Mount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
+            for m in mounts]
+
+
 def create_container(image: str, command: list[str] | None, *, mounts: Iterable[Mount] = (),
                      env: dict[str, str] | None = None, network: str = "none", limits: Limits = Limits(),
                      workdir: str | None = None, labels: dict[str, str] | None = None, user: str | None = None,
@@ -29,11 +35,10 @@ def create_container(image: str, command: list[str] | None, *, mounts: Iterable[
     if stopping():
         raise SandboxError("lab is stopping: no container is started any more")
     c = client()
-    LogConfig, DockerMount = engine.docker.types.LogConfig, engine.docker.types.Mount
+    LogConfig = engine.docker.types.LogConfig
     all_labels = {LABEL: "1", **run_labels(), **(labels or {})}
     mode, network_mounts = network_mode(network, image, labels, read_only)
-    docker_mounts = [DockerMount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
-                     for m in mounts] + network_mounts
+    docker_mounts = _docker_mounts(mounts) + network_mounts
     try:
         return c.containers.create(
             image, command, detach=True, environment=env or {}, network_mode=mode, mounts=docker_mounts,
@@ -196,8 +201,7 @@ def start_service(image: str, command: list[str], *, limits: Limits = Limits(), 
     try:
         container = c.containers.create(
             image, command, detach=True, network_mode=network, labels=all_labels, working_dir=workdir,
-            mounts=[engine.docker.types.Mount(target=m.target, source=m.source, type=m.kind, read_only=m.read_only)
-                    for m in mounts],
+            mounts=_docker_mounts(mounts),
             nano_cpus=int(limits.cpus * 1e9), mem_limit=limits.memory, memswap_limit=limits.memory,
             pids_limit=limits.pids,
             log_config=engine.docker.types.LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}))

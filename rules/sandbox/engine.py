@@ -114,15 +114,6 @@ def image_id_quick(name: str) -> str | None:
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
-def image_size(name: str) -> int | None:
-    """The size in bytes of the local image ``name`` (every layer it has, shared ones included), or None when
-    the engine has no such image."""
-    try:
-        return int(client().images.get(name).attrs.get("Size") or 0)
-    except docker.errors.ImageNotFound:
-        return None
-
-
 def image_created(name: str) -> float | None:
     """When the local image ``name`` was made (Unix seconds; the engine's ``Created``, the commit of its last
     layer or config: an image a build took whole from the cache keeps the time it was first made), or None when
@@ -154,12 +145,6 @@ def image_layers() -> dict[str, tuple[tuple[str, ...], int, bool]]:
         out[img["Id"]] = (tuple(info.get("RootFS", {}).get("Layers") or ()), int(info.get("Size") or 0),
                           img["Id"] in listed)
     return out
-
-
-def layers_size() -> int:
-    """The bytes the engine's image layers take on its disk, each shared layer counted once (``docker system
-    df``'s images total)."""
-    return int(client().df().get("LayersSize") or 0)
 
 
 def remove_image(name: str) -> None:
