@@ -133,3 +133,13 @@ def lay_rendered(rendered, dest: Path) -> Path:
     tree = dest / "work"
     subprocess.run(["sh", str(task / "setup.sh"), str(tree)], check=True)
     return tree
+
+
+def lay_answers(rendered, dest: Path) -> Path:
+    """Write a rendered swe task's answer files (the gold patch's files) under ``dest/answers``; returns that folder
+    (the reference tree ``swebench.prove`` takes)."""
+    answers = dest / "answers"
+    for rel, (data, _) in rendered.answer_files.items():
+        (answers / rel).parent.mkdir(parents=True, exist_ok=True)
+        (answers / rel).write_bytes(data)
+    return answers

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fixture_swe import _git, _write, lay_rendered
+from fixture_swe import _git, _write, lay_answers, lay_rendered
 from rules.tiers.swe import swebench
 from rules.tiers.swe.envs import matplotlib as mpl
 
@@ -103,10 +103,7 @@ def test_a_fix_in_c_is_compiled_from_the_graded_tree_and_the_image_holds_only_th
     swebench.build_env(env, repos / "calcx", "")
     rendered = swebench.render(inst, env, str(repos))
     tree = lay_rendered(rendered, tmp_path / "t")
-    answers = tmp_path / "answers"
-    for rel, (data, _) in rendered.answer_files.items():
-        (answers / rel).parent.mkdir(parents=True, exist_ok=True)
-        (answers / rel).write_bytes(data)
+    answers = lay_answers(rendered, tmp_path)
     limits = Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=300)
     proof = swebench.prove(tmp_path / "t" / "task", answers, image=env.tag, limits=limits, meta=rendered.meta)
     assert proof["status"] == "kept", proof

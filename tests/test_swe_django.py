@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixture_django import F2P, FIXED_SOURCE, RUNTESTS, make_shop, shop_env
-from fixture_swe import lay_rendered
+from fixture_swe import lay_answers, lay_rendered
 from rules import reports
 from rules.render import render as render_template
 from rules.tiers.swe import djangotests, swebench
@@ -181,10 +181,7 @@ def shop(tmp_path_factory):
     env = shop_env()
     rendered = swebench.render(swebench._instance(record), env, str(repos))
     work = lay_rendered(rendered, root)
-    answers = root / "answers"
-    for rel, (data, _) in rendered.answer_files.items():
-        (answers / rel).parent.mkdir(parents=True, exist_ok=True)
-        (answers / rel).write_bytes(data)
+    answers = lay_answers(rendered, root)
     swebench.build_env(env, repos / "shop", record["base_commit"], log=open("/dev/null", "w"))
     limits = Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=300)
     proof = swebench.prove(root / "task", answers, image=env.tag, limits=limits, meta=rendered.meta)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fixture_swe import fixture_instance, lay_rendered  # noqa: E402
+from fixture_swe import fixture_instance, lay_answers, lay_rendered  # noqa: E402
 
 from rules.tiers.swe import swebench  # noqa: E402
 from rules.tiers.swe.envs import requests as requests_envs  # noqa: E402
@@ -109,10 +109,7 @@ def fetch(tmp_path_factory):
     env = fetch_env()
     rendered = swebench.render(swebench._instance(record), env, str(repos))
     lay_rendered(rendered, root)
-    answers = root / "answers"
-    for rel, (data, _) in rendered.answer_files.items():
-        (answers / rel).parent.mkdir(parents=True, exist_ok=True)
-        (answers / rel).write_bytes(data)
+    answers = lay_answers(rendered, root)
     swebench.build_env(env, repos / "lab" / "fetch", record["base_commit"], log=open("/dev/null", "w"))
     limits = Limits(cpus=1.0, memory=2 * 1024**3, pids=512, timeout=300)
     logs = root / "logs"
