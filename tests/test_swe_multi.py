@@ -149,7 +149,7 @@ def test_an_instance_whose_test_is_nowhere_is_rejected_naming_it(tmp_path):
 
 def test_instances_are_chosen_as_the_swe_tier_chooses_them_langs_before_limit(tmp_path):
     """One function chooses both tiers' instances (``swebench.select``): swe-multi's ``langs=`` narrows the
-    choice before ``limit=`` takes its first N, and a ``limit=`` that is no whole number above 0 is refused."""
+    choice (the whole dataset when no instances= or all=1 names it) before ``limit=`` takes its first N, and a ``limit=`` that is no whole number above 0 is refused."""
     from fixture_swe_multi import GO_TOOLCHAIN
     from rules.config import Limits, Suite
     from rules.tiers.swe_multi import SweMultiTier
@@ -164,7 +164,12 @@ def test_instances_are_chosen_as_the_swe_tier_chooses_them_langs_before_limit(tm
 
     assert chosen() == ["lab__calcgo-2", "lab__calcgo-1"]  # suite.toml's order
     assert chosen(all="1", limit="1") == ["lab__calcgo-1"]  # the dataset's order
-    assert chosen(langs="rust") == [] and chosen(langs="go", limit="1") == ["lab__calcgo-2"]
+    # langs= alone: every instance of those languages in the dataset's order, not suite.toml's few
+    assert chosen(langs="go") == ["lab__calcgo-1", "lab__calcgo-2"]
+    assert chosen(langs="go", limit="1") == ["lab__calcgo-1"]
+    assert chosen(instances="lab__calcgo-2", langs="go") == ["lab__calcgo-2"]
+    with pytest.raises(Rejected, match="langs=rust: none of the 2 instances chosen is in Rust; nothing to do"):
+        chosen(langs="rust")
     for bad in ("0", "x", "²"):  # "²" is a digit to str.isdigit, and int() refuses it
         with pytest.raises(Rejected, match=f"limit={bad}: give a whole number of instances, 1 or more"):
             chosen(limit=bad)

@@ -90,7 +90,13 @@ class SweMultiTier(SweTrials):
             if bad:
                 raise Rejected(f"langs=: unknown {', '.join(bad)}; give some of {', '.join(languages.NAMES)}")
             extra = dict(suite.table.get("languages") or {})
-            return [i for i in ids if languages.language(data[i].repo, extra) in langs]
+            # langs= alone means every instance of those languages, not suite.toml's few (all Go)
+            pool = ids if named or flag(var, "all") else list(data)
+            chosen = [i for i in pool if languages.language(data[i].repo, extra) in langs]
+            if not chosen:
+                raise Rejected(f"langs={raw_langs}: none of the {len(pool)} instances chosen is in "
+                               f"{', '.join(languages.NAMES[x] for x in sorted(langs))}; nothing to do")
+            return chosen
 
         ids = swebench.select(data, suite, var, in_langs)
         repos = var("repos") or suite.table.get("repos") or None
