@@ -3,7 +3,7 @@ Docker engine on a Rust fixture made at test time (a crate ``calc`` with no depe
 subtracts; the fix makes it add and its test patch adds ``add_small`` to ``tests/calc.rs``): the environment image
 (Rust by rustup at build time), the proof by test identity (libtest's JSON read on the host, no network in the
 grading container, the canaries), and SWE-bench predictions graded: gold resolves, empty does not, a patch that
-rewrites the held-out test or adds a module to the test program does not count."""
+rewrites the held-out test does not count, and a cargo configuration of the patch's is not used."""
 from __future__ import annotations
 
 import json
@@ -146,7 +146,7 @@ def test_rust_proof_keeps_the_sound_instance_and_rejects_the_other(rust_home):
     proof = json.loads((home / ".lab" / "build" / "swe-multi" / "lab__calcrs-1" / "proof.json").read_text())
     assert proof["tests"] == ["calc::add_small", "calc::sub_negative", "calc::sub_small"]
     assert [r["verdict"] for r in proof["gold_runs"]] == ["pass"] * 3
-    assert proof["stub"]["evidence"] == ["1 test(s) did not pass: add_small"]
+    assert proof["stub"]["evidence"] == ["1 test(s) did not pass: calc::add_small"]
     stamp = json.loads((home / ".lab" / "images" / "swe-multi-env-calcrs-0.1.json").read_text())
     assert stamp["rust"].startswith(f"rustc {TOOLCHAIN} ")
 
@@ -161,8 +161,8 @@ def test_rust_predictions_gold_resolves_empty_and_forgeries_do_not(rust_home, tm
     assert rep["tests_status"]["PASS_TO_PASS"] == {"success": ["sub_small", "sub_negative"], "failure": []}
     empty = _evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcrs-1"]
-    # the held-out test file rewritten so that add_small asserts nothing, and a module of the agent's own added
-    # to the test program's folder: the folder is laid back as the base commit and the test patch have it
+    # the held-out test file rewritten so that add_small asserts nothing: the program's tests/ folder is laid back
+    # as the base commit and the test patch have it
     edit = ("diff --git a/tests/calc.rs b/tests/calc.rs\n--- a/tests/calc.rs\n+++ b/tests/calc.rs\n"
             "@@ -1,4 +1,7 @@\n use calc::sub;\n+\n+#[test]\n+fn add_small() {}\n \n #[test]\n fn sub_small() {\n")
     for name, patch in (("edit", edit),):
@@ -171,3 +171,12 @@ def test_rust_predictions_gold_resolves_empty_and_forgeries_do_not(rust_home, tm
         out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcrs-1"], (name, out["instances"])
         assert out["instances"]["lab__calcrs-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == ["add_small"]
+    # the gold patch with a cargo configuration of its own (a rustc wrapper that would replace the compiler):
+    # removed before the build, so the fix resolves as it is
+    wrapper = ("diff --git a/.cargo/config.toml b/.cargo/config.toml\nnew file mode 100644\n--- /dev/null\n"
+               "+++ b/.cargo/config.toml\n@@ -0,0 +1,2 @@\n+[build]\n+rustc-wrapper = \"/bin/false\"\n")
+    fix = ("diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,4 +1,4 @@\n"
+           " /// a plus b\n pub fn add(a: i64, b: i64) -> i64 {\n-    a - b\n+    a + b\n }\n")
+    (tmp_path / "wrapped.jsonl").write_text(json.dumps(
+        {"instance_id": "lab__calcrs-1", "model_name_or_path": "wrapped", "model_patch": fix + wrapper}) + "\n")
+    assert _evaluate(home, str(tmp_path / "wrapped.jsonl"))["resolved"] == ["lab__calcrs-1"]
