@@ -13,9 +13,11 @@ tests, how its environment image is built and how check.sh runs its tests (``tem
 - Tests: ``PROGRAMS`` names, for each instance, the cargo arguments that select its one test program (SWE-bench's
   ``test_cmd`` without its name filter), its target name (the report's ``libtest-<target>.json``) and where
   its canaries go; an instance absent there takes the default when its test patch touches exactly one
-  integration test file (``<package>/tests/<name>.rs``: ``--test <name>``). Every test of the program runs, with
-  libtest's JSON output (``-Z unstable-options --format json``, allowed by ``RUSTC_BOOTSTRAP=1`` in the test
-  program's environment only, nothing is compiled with it). The host reads it by test identity
+  integration test file (``<package>/tests/<name>.rs``: ``--test <name>``). ``cargo test`` builds and runs it
+  (its working directory and environment, ``CARGO_MANIFEST_DIR`` among them, are cargo's) through a runner of
+  root's (``CARGO_TARGET_<triple>_RUNNER``) that adds libtest's JSON output (``-Z unstable-options --format
+  json``, allowed by ``RUSTC_BOOTSTRAP=1`` in the test program's environment only, nothing is compiled with it)
+  and sends it to a file root opened. Every test of the program runs. The host reads it by test identity
   (``rules.reports.parse_libtest_json``: ``<target>::<libtest name>``); a dataset name is the libtest name, so
   its report id is ``<target>::<name>`` (task.json ``test_names``).
 - Canaries: the aider tier's Rust canary writer (``templates/images/grader/lab_grader/rust_canaries.py``, copied
