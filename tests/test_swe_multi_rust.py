@@ -23,6 +23,8 @@ from rules.tiers.swe_multi import rust  # noqa: E402
 TOOLCHAIN = "1.81.0"  # most of SWE-bench Multilingual's Rust instances' (its layers are shared with theirs)
 BASE = {
     "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+    # committed, as most repositories do (without one the image build fetches a newer cargo to make it)
+    "Cargo.lock": 'version = 3\n\n[[package]]\nname = "calc"\nversion = "0.1.0"\n',
     "src/lib.rs": "/// a plus b\npub fn add(a: i64, b: i64) -> i64 {\n    a - b\n}\n\n"
                   "/// a minus b\npub fn sub(a: i64, b: i64) -> i64 {\n    a - b\n}\n",
     "tests/calc.rs": "use calc::sub;\n\n#[test]\nfn sub_small() {\n    assert_eq!(sub(3, 1), 2);\n}\n\n"
