@@ -53,6 +53,7 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     if not inst.fail_to_pass:
         raise Rejected("the instance has no FAIL_TO_PASS test: nothing would tell its fix from the base")
     fields, parents, test_cmd, _ = runner.tests(inst, co.tar, co.tests_after, co.base_files)
+    ids = fields.pop("test_ids", None) or {}  # dataset name → report id, where the runner's differ
     touched = swebench.patch_paths(inst.test_patch)
     names = list(inst.fail_to_pass) + [n for n in inst.pass_to_pass if n not in inst.fail_to_pass]
     context = dict(
@@ -68,7 +69,7 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
             "image": env.tag, "test_patch_files": touched, "gold_files": sorted(co.gold),
             "fail_to_pass": list(inst.fail_to_pass), "pass_to_pass": [n for n in inst.pass_to_pass
                                                                        if n not in inst.fail_to_pass],
-            "test_names": {n: n for n in names},  # a Go test's report id is its dataset name
+            "test_names": {n: ids.get(n, n) for n in names},  # a Go test's report id is its dataset name
             "truncated": sorted(parents), "subtest_sep": runner.subtest_sep,
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
             # the grading mounts this task where only root reads it (rules.grade.PRIVATE_TASK): the tested code
