@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import re
 import shlex
 import sys
@@ -72,8 +73,22 @@ FRAMEWORKS = {
     "axios/axios": Framework("mocha", r"^test/unit/.+\.js$", "assert"),
     "immutable-js/immutable-js": Framework("jest", r"^__tests__/.+\.(ts|js)$", "expect"),
 }
-# a repository not in the table (suite.toml's [languages]): jest, over __tests__/ and *.test.* / *.spec.* files
+# a repository not in the table (suite.toml's [languages]): the framework its package.json depends on (jest first)
 JEST = Framework("jest", r"(^|/)__tests__/.+\.[cm]?[jt]sx?$|\.(test|spec)\.[cm]?[jt]sx?$", "expect")
+MOCHA = Framework("mocha", r"^test/.+\.[cm]?js$", "assert")
+
+
+def framework_of(repo: str, package_json: bytes | None) -> Framework:
+    """``repo``'s framework: ``FRAMEWORKS``' entry, else mocha when its base commit's ``package.json`` lists
+    mocha and not jest, else jest."""
+    if repo in FRAMEWORKS:
+        return FRAMEWORKS[repo]
+    try:
+        pkg = json.loads(package_json or b"{}")
+    except ValueError:
+        pkg = {}
+    deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})} if isinstance(pkg, dict) else {}
+    return MOCHA if "mocha" in deps and "jest" not in deps else JEST
 
 # how SWE-bench's log parser names a test (swebench/harness/log_parsers/javascript.py): "space" (TAP of mocha:
 # fullTitle), "title" (jest --verbose: the test's own title), "arrow" (jest JSON through jq: titles joined " > ")
@@ -144,14 +159,15 @@ class JsTests:
 
 
 def locate(repo: str, version: str, names: list[str], fail_to_pass: list[str], files: dict[str, str],
-           touched: list[str]) -> JsTests:
+           touched: list[str], fw: Framework | None = None) -> JsTests:
     """Find the tests ``names`` in the test patch's test files (``touched`` that match the framework's pattern;
     ``files``: path → text after the test patch). Raises Rejected naming the names no file gives, or that
-    two tests give (their report would not tell which one the dataset means)."""
-    fw = FRAMEWORKS.get(repo, JEST)
+    two tests give (their report would not tell which one the dataset means). ``fw``: the framework (else
+    ``FRAMEWORKS``' or jest)."""
+    fw = fw or FRAMEWORKS.get(repo, JEST)
     naming = NAMING.get(repo, "space")
     naming = naming.get(version, "title") if isinstance(naming, dict) else naming
-    run = sorted(p for p in touched if re.match(fw.pattern, p) and p in files)
+    run = sorted(p for p in touched if re.search(fw.pattern, p) and p in files)
     if not run:
         raise Rejected(f"the test patch touches no {fw.name} test file ({fw.pattern})")
     found: dict[str, list[str]] = {}
@@ -219,8 +235,9 @@ def tests(inst, tar: bytes, tests_after: dict[str, bytes | None], base_files: se
     Rejected."""
     names = list(inst.fail_to_pass) + [n for n in inst.pass_to_pass if n not in inst.fail_to_pass]
     touched = list(tests_after)
-    found = locate(inst.repo, inst.version, names, list(inst.fail_to_pass),
-                   test_files_of(tar, tests_after, touched), touched)
+    files = test_files_of(tar, tests_after, touched + ["package.json"])
+    fw = framework_of(inst.repo, files.get("package.json", "").encode())
+    found = locate(inst.repo, inst.version, names, list(inst.fail_to_pass), files, touched, fw)
     return context(found, base_files), [], test_cmd(found), []
 
 
