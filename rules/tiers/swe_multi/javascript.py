@@ -94,6 +94,14 @@ def framework_of(repo: str, package_json: bytes | None) -> Framework:
 # fullTitle), "title" (jest --verbose: the test's own title), "arrow" (jest JSON through jq: titles joined " > ")
 NAMING = {"axios/axios": "space", "immutable-js/immutable-js": {"2006": "title", "2005": "arrow"}}
 
+# dataset tests that need the network (a grading has none; SWE-bench's runs had one): never expected, recorded in
+# task.json "excluded". Evidence: each test's own request to a public host.
+NETWORK = {
+    "axios/axios": {
+        "issues 4999 should not fail with query parsing",  # axios.get('https://postman-echo.com/get?...')
+    },
+}
+
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _HELPER_TEST = re.compile(r"\b[A-Za-z_$][\w$]*\.(it|test)\(")
 
@@ -149,9 +157,10 @@ def dataset_name(path: list[str], naming: str) -> str:
 
 @dataclass(frozen=True)
 class JsTests:
-    """``framework``, the test files the grading runs (``run_files``, sorted), ``ids`` (dataset name → report id
+    """``repo``, its ``framework``, the test files the grading runs (``run_files``, sorted), ``ids`` (dataset name → report id
     ``<file> › <full name>``) and ``canary_file`` (the file of the first FAIL_TO_PASS test)."""
 
+    repo: str
     framework: Framework
     run_files: tuple[str, ...]
     ids: dict
@@ -185,7 +194,7 @@ def locate(repo: str, version: str, names: list[str], fail_to_pass: list[str], f
     if fw.canary == "assert" and not re.search(r"\bimport\s+(\*\s+as\s+)?assert\b|\bassert\s*=\s*require\(",
                                                files[first]):
         raise Rejected(f"{first} binds no `assert` (the mocha canaries assert with it)")
-    return JsTests(fw, tuple(run), ids, first)
+    return JsTests(repo, fw, tuple(run), ids, first)
 
 
 def test_files_of(tar: bytes, after: dict[str, bytes | None], wanted: list[str]) -> dict[str, str]:
@@ -205,10 +214,11 @@ def test_files_of(tar: bytes, after: dict[str, bytes | None], wanted: list[str])
 
 
 def context(found: JsTests, base_files: set[str]) -> dict:
-    """check.sh's JavaScript fields (``test_ids`` is the render's: dataset name → report id)."""
+    """check.sh's JavaScript fields (``test_ids`` and ``excluded`` are the render's: dataset name → report id,
+    the dataset names that need a network)."""
     return {"framework": found.framework.name, "run_files": list(found.run_files),
             "canary_file": found.canary_file, "canary_style": found.framework.canary,
-            "test_ids": dict(found.ids)}
+            "test_ids": dict(found.ids), "excluded": sorted(NETWORK.get(found.repo, ()))}
 
 
 def pretest(fields: dict, base_files: set[str]) -> dict | None:
