@@ -32,6 +32,7 @@ import re
 import shlex
 import sys
 import tarfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,7 @@ NETWORK = {
     },
 }
 
+_WRITER_LOCK = threading.Lock()
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _HELPER_TEST = re.compile(r"\b[A-Za-z_$][\w$]*\.(it|test)\(")
 
@@ -122,12 +124,13 @@ def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
 def _writer():
     """The aider tier's JavaScript canary writer as a module (its tokenizer reads the test files' titles)."""
     name = "lab_swe_multi_javascript_canaries"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, CANARY_WRITER)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    with _WRITER_LOCK:  # renders run in threads: none may see the module half loaded
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, CANARY_WRITER)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # its dataclasses look their module up there
+            spec.loader.exec_module(module)
+        return sys.modules[name]
 
 
 def titles_of(source: str) -> list[list[str]]:
