@@ -2,7 +2,7 @@
 mocha (its only dependency, fetched by the environment image's build) whose ``add`` subtracts, a fix commit that
 makes it add and whose test patch adds an ``adds`` test beside the ``sub`` ones. Instances: ``lab__calcjs-1``
 (sound; the dataset names tests as SWE-bench's TAP parser does: the titles joined by spaces) and ``lab__calcjs-2``
-(a FAIL_TO_PASS name no test of the file gives: rejected at render)."""
+(a FAIL_TO_PASS name no test of the file gives: rejected by the proof, never reported)."""
 from __future__ import annotations
 
 import json

@@ -62,6 +62,15 @@ def test_locate_maps_each_dataset_name_to_its_report_id_and_rejects_what_no_titl
     with pytest.raises(Rejected, match="more than one test gives: Range fixed range"):  # mocha's naming: spaces
         javascript.locate("x/y", "1", ["Range fixed range"], ["Range fixed range"], {"a.test.ts": twice}, ["a.test.ts"],
                           javascript.Framework("jest", r"\.test\.ts$", "expect"))
+    # mocha's full titles over one run file: a title built at run time (a loop's template) is that file's
+    loop = "const assert = require('assert');\nfor (const t of ['gzip']) {\n  describe(`${t} decompression`, () => {\n" \
+           "    it('works', () => {});\n  });\n}\n"
+    found = javascript.locate("axios/axios", "5892", ["gzip decompression works"], ["gzip decompression works"],
+                              {"test/unit/http.js": loop}, ["test/unit/http.js"])
+    assert found.ids == {"gzip decompression works": "test/unit/http.js › gzip decompression works"}
+    with pytest.raises(Rejected, match="no plain test title of test/unit/a.js, test/unit/b.js gives: x y"):
+        javascript.locate("axios/axios", "5892", ["x y"], ["x y"], {"test/unit/a.js": loop, "test/unit/b.js": loop},
+                          ["test/unit/a.js", "test/unit/b.js"])
     with pytest.raises(Rejected, match="binds no `assert`"):
         javascript.locate("axios/axios", "5085", ["Range fixed range"], ["Range fixed range"],
                           {"test/unit/a.js": JEST_FILE}, ["test/unit/a.js"])
@@ -116,8 +125,8 @@ def test_js_proof_keeps_the_sound_instance_by_report_id_and_rejects_the_other(js
     status = {t["task"]: t for t in manifest["tasks"]}
     assert status["lab__calcjs-1"]["status"] == "kept", status["lab__calcjs-1"]
     assert status["lab__calcjs-2"]["status"] == "rejected"
-    assert "no plain test title of test/calc.test.js gives: calc add adds three numbers" in \
-        status["lab__calcjs-2"]["reason"]
+    # a mocha full title over one file is taken as that file's test: the proof finds it never reported
+    assert "calc add adds three numbers" in status["lab__calcjs-2"]["reason"], status["lab__calcjs-2"]
     proof = json.loads((home / ".lab" / "build" / "swe-multi" / "lab__calcjs-1" / "proof.json").read_text())
     assert sorted(proof["tests"]) == sorted(f"test/calc.test.js › {n}" for n in [F2P] + P2P)
     assert [r["verdict"] for r in proof["gold_runs"]] == ["pass"] * 3
