@@ -168,7 +168,9 @@ def test_instances_are_chosen_as_the_swe_tier_chooses_them_langs_before_limit(tm
 
     assert chosen() == ["lab__calcgo-2", "lab__calcgo-1"]  # suite.toml's order
     assert chosen(all="1", limit="1") == ["lab__calcgo-1"]  # the dataset's order
-    assert chosen(langs="rust") == [] and chosen(langs="go", limit="1") == ["lab__calcgo-2"]
+    assert chosen(langs="go", limit="1") == ["lab__calcgo-2"]
+    with pytest.raises(Rejected, match="langs=rust: none of the 2 instance"):  # it would prove nothing: said
+        chosen(langs="rust")
     for bad in ("0", "x", "²"):  # "²" is a digit to str.isdigit, and int() refuses it
         with pytest.raises(Rejected, match=f"limit={bad}: give a whole number of instances, 1 or more"):
             chosen(limit=bad)

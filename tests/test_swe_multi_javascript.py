@@ -171,3 +171,14 @@ def test_js_predictions_gold_resolves_empty_and_forgeries_do_not(js_home, tmp_pa
             {"instance_id": "lab__calcjs-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
         out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcjs-1"], (name, out["instances"])
+
+
+def test_a_langs_selection_that_keeps_no_instance_says_so(tmp_path):
+    make_calcjs(tmp_path / "src")
+    home = tmp_path / "home"
+    write_js_suite(home, tmp_path / "src")
+    res = run_doit(home, "gen:swe-multi", "langs=go", timeout=120)
+    said = res.stdout + res.stderr
+    assert res.code != 0 and "langs=go: none of the 2 instance(s) selected is in Go; give instances= of that " \
+                             "language, or all=1" in said, said[-2000:]
+    assert not (home / "evals" / "swe-multi" / "manifest.json").exists()

@@ -91,7 +91,12 @@ class SweMultiTier(SweTrials):
             if bad:
                 raise Rejected(f"langs=: unknown {', '.join(bad)}; give some of {', '.join(languages.NAMES)}")
             extra = dict(suite.table.get("languages") or {})
-            return [i for i in ids if languages.language(data[i].repo, extra) in langs]
+            kept = [i for i in ids if languages.language(data[i].repo, extra) in langs]
+            if ids and not kept:  # else the run would prove nothing and say only the tier's totals
+                raise Rejected(f"langs={raw_langs}: none of the {len(ids)} instance(s) selected is in "
+                               f"{', '.join(languages.NAMES[x] for x in sorted(langs))}; give instances= of "
+                               "that language, or all=1")
+            return kept
 
         ids = swebench.select(data, suite, var, in_langs)
         repos = var("repos") or suite.table.get("repos") or None
