@@ -17,7 +17,7 @@ from fixture_swe_multi import make_calcgo  # noqa: E402
 
 from rules.tier import Rejected  # noqa: E402
 from rules.tiers.swe import swebench  # noqa: E402
-from rules.tiers.swe_multi import RUNNERS, golang, languages, rust  # noqa: E402
+from rules.tiers.swe_multi import RUNNERS, golang, javascript, languages, rust  # noqa: E402
 from rules.tiers.swe_multi.render import render  # noqa: E402
 
 DATASET = Path("/work/shared/data/swe-bench-multilingual.jsonl")
@@ -32,12 +32,13 @@ def test_every_repository_is_a_candidate_or_rejected_naming_what_is_missing():
     acc = languages.accounting(rows, RUNNERS)
     assert acc["total"] == len(rows) == len(acc["candidates"]) + len(acc["rejected"])
     assert sorted(acc["candidates"]) == sorted(f"{r.replace('/', '__')}-1" for r, lang in languages.LANGUAGES.items()
-                                               if lang in ("go", "rust"))
+                                               if lang in ("go", "rust") or lang == "javascript" and r not in languages.JS_NOT_YET)
     why = acc["rejected"]
     assert "Packagist" in why["laravel__framework-1"] and "rubygems.org" in why["rubocop__rubocop-1"]
     assert "Gradle distribution" in why["apache__lucene-1"] and "Gradle distribution" in why["reactivex__rxjava-1"]
     assert why["google__gson-1"].startswith("Java is not supported by lab's swe-multi tier yet")
     assert "names no language for it" in why["x__y-1"]
+    assert "karma" in why["preactjs__preact-1"] and "QUnit" in why["mrdoob__three.js-1"]
     # a repository a suite adds is a candidate in its language
     assert languages.blocked("x/y", RUNNERS, {"x/y": "go"}) is None
     assert "is none of" in languages.blocked("x/y", RUNNERS, {"x/y": "cobol"})
@@ -50,11 +51,14 @@ def test_the_real_dataset_is_accounted_for_all_300():
     assert acc["total"] == 300 and len(acc["candidates"]) + len(acc["rejected"]) == 300
     assert acc["by_language"]["go"] == {"total": 42, "candidates": 42}
     assert acc["by_language"]["php"]["candidates"] == 0 and acc["by_language"]["ruby"]["candidates"] == 0
-    # every Go instance has its toolchain in lab's table
+    assert acc["by_language"]["javascript"] == {"total": 43, "candidates": 8}  # axios' 6, immutable-js' 2
+    # every Go instance, and every JavaScript candidate, has its toolchain in lab's table
     assert all(golang.env_for(i.repo, i.version) for i in data.values() if languages.language(i.repo) == "go")
     # and every Rust instance its toolchain
     assert acc["by_language"]["rust"] == {"total": 43, "candidates": 43}
     assert all(rust.env_for(i.repo, i.version) for i in data.values() if languages.language(i.repo) == "rust")
+    assert all(javascript.env_for(i.repo, i.version) for i in data.values() if i.id in acc["candidates"]
+               and languages.language(i.repo) == "javascript")
 
 
 FILES = {

@@ -33,7 +33,8 @@ each agent's image built FROM the task's environment image); a task's ``pretest.
 its packages at the base commit, never a held-out test) is what an attempt must not break. ``doit prune:swe-multi``
 removes the environment images no published task needs, as ``prune:swe`` does.
 
-Not built yet: runners other than Go and Rust.
+Not built yet: runners other than Go, Rust and JavaScript/TypeScript (axios and immutable-js; the other
+JavaScript repositories are rejected with what is missing: ``languages.JS_NOT_YET``).
 """
 from __future__ import annotations
 
@@ -55,12 +56,12 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
 
 def runners() -> dict:
     """The languages this tier runs: language → ``render.Runner`` (imported on first use)."""
-    from rules.tiers.swe_multi import golang, rust
+    from rules.tiers.swe_multi import golang, javascript, rust
 
-    return {"go": golang.runner(), "rust": rust.runner()}
+    return {"go": golang.runner(), "javascript": javascript.runner(), "rust": rust.runner()}
 
 
-RUNNERS = frozenset({"go", "rust"})  # the languages of ``runners()``, known without importing them
+RUNNERS = frozenset({"go", "javascript", "rust"})  # the languages of ``runners()``, known without importing them
 
 
 class SweMultiTier(SweTrials):

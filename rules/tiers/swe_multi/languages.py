@@ -46,6 +46,19 @@ UNREACHABLE = {
 # Gradle builds: the wrapper downloads the Gradle distribution, and plugins come from the Gradle plugin portal
 GRADLE = frozenset({"apache/lucene", "reactivex/rxjava"})
 GRADLE_REASON = "needs the Gradle distribution (its wrapper's download) and plugin portal, not reachable here"
+# JavaScript repositories the JavaScript runner (rules/tiers/swe_multi/javascript.py) does not build yet, and why
+JS_NOT_YET = {
+    "preactjs/preact": "its tests run in a browser through karma (SWE-bench: Chrome headless); lab's JavaScript "
+                       "runner has no browser (Debian's chromium could serve: not built yet)",
+    "babel/babel": "a yarn-berry monorepo built by `make bootstrap` before jest; lab's JavaScript runner installs "
+                   "with npm only (not built yet)",
+    "facebook/docusaurus": "a yarn-workspaces monorepo; lab's JavaScript runner installs with npm only (not built "
+                           "yet)",
+    "vuejs/core": "a pnpm monorepo tested with vitest; lab's JavaScript runner installs with npm and runs jest or "
+                  "mocha only (not built yet)",
+    "mrdoob/three.js": "tested with QUnit (TAP names); lab's JavaScript runner runs jest or mocha only (not built "
+                       "yet)",
+}
 
 
 def language(repo: str, extra: dict | None = None) -> str | None:
@@ -69,6 +82,8 @@ def blocked(repo: str, runners: frozenset[str] | set[str], extra: dict | None = 
         return UNREACHABLE[lang]
     if repo in GRADLE:
         return GRADLE_REASON
+    if lang == "javascript" and repo in JS_NOT_YET and "javascript" in runners:
+        return JS_NOT_YET[repo]
     if lang not in runners:
         return (f"{NAMES[lang]} is not supported by lab's swe-multi tier yet (no runner module for it in "
                 "rules/tiers/swe_multi/)")

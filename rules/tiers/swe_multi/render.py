@@ -3,6 +3,7 @@ commit, the prompt, setup.sh, the held-out test patch, the gold patch as the ref
 runner's own (where the tests are, how check.sh runs them: ``Runner``)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -53,7 +54,13 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     if not inst.fail_to_pass:
         raise Rejected("the instance has no FAIL_TO_PASS test: nothing would tell its fix from the base")
     fields, parents, test_cmd, _ = runner.tests(inst, co.tar, co.tests_after, co.base_files)
-    ids = fields.pop("report_ids", None) or {}  # dataset name → report id, where the runner's differ (Rust)
+    ids = fields.pop("report_ids", None) or {}  # dataset name → report id, where the runner's differ (Rust, JavaScript)
+    # dataset tests lab never expects (they need a network, which a grading has not): as the swe tier's "excluded"
+    excluded = sorted(set(fields.pop("excluded", None) or ()) & set(inst.fail_to_pass + inst.pass_to_pass))
+    if excluded and all(n in excluded for n in inst.fail_to_pass):
+        raise Rejected(f"every FAIL_TO_PASS test needs a network: {', '.join(inst.fail_to_pass)}")
+    inst = dataclasses.replace(inst, fail_to_pass=tuple(n for n in inst.fail_to_pass if n not in excluded),
+                               pass_to_pass=tuple(n for n in inst.pass_to_pass if n not in excluded))
     touched = swebench.patch_paths(inst.test_patch)
     names = list(inst.fail_to_pass) + [n for n in inst.pass_to_pass if n not in inst.fail_to_pass]
     context = dict(
@@ -67,10 +74,12 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
         extra={
             "exercise": inst.id, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
             "image": env.tag, "test_patch_files": touched, "gold_files": sorted(co.gold),
+            # report ids (a Go test's is its dataset name; a JavaScript test's is its file and full name)
             "fail_to_pass": [ids.get(n, n) for n in inst.fail_to_pass],
             "pass_to_pass": [ids.get(n, n) for n in inst.pass_to_pass if n not in inst.fail_to_pass],
-            "test_names": {ids.get(n, n): n for n in names},  # report id → dataset name (Go's: the same)
+            "test_names": {ids.get(n, n): n for n in names},
             "truncated": sorted(ids.get(n, n) for n in parents), "subtest_sep": runner.subtest_sep,
+            "excluded": excluded,  # dataset test names lab never expects (they need a network)
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
             # the grading mounts this task where only root reads it (rules.grade.PRIVATE_TASK): the tested code
             # never reads the dataset's test names, which would tell the canaries in its -test.run apart
