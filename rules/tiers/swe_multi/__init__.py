@@ -33,7 +33,7 @@ each agent's image built FROM the task's environment image); a task's ``pretest.
 its packages at the base commit, never a held-out test) is what an attempt must not break. ``doit prune:swe-multi``
 removes the environment images no published task needs, as ``prune:swe`` does.
 
-Not built yet: runners other than Go.
+Not built yet: runners other than Go and C/C++'s CMake/googletest one (fmt).
 """
 from __future__ import annotations
 
@@ -55,12 +55,12 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
 
 def runners() -> dict:
     """The languages this tier runs: language → ``render.Runner`` (imported on first use)."""
-    from rules.tiers.swe_multi import golang
+    from rules.tiers.swe_multi import c, golang
 
-    return {"go": golang.runner()}
+    return {"go": golang.runner(), "c": c.runner()}
 
 
-RUNNERS = frozenset({"go"})  # the languages of ``runners()``, known without importing them
+RUNNERS = frozenset({"go", "c"})  # the languages of ``runners()``, known without importing them
 
 
 class SweMultiTier(SweTrials):
@@ -139,7 +139,8 @@ class SweMultiTier(SweTrials):
                 continue
             seen.add(env.name)
             deps = (str(TEMPLATES / runner.template_dir / "env.Dockerfile.j2"),
-                    str(TEMPLATES / "images" / "grader" / "lab_grader" / f"{runner.language}_canaries.py"))
+                    str(runner.canary_writer or TEMPLATES / "images" / "grader" / "lab_grader"
+                        / f"{runner.language}_canaries.py"))
             out.append(ImageSpec(name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name), deps=deps,
                                  settings={"env": env.digest()},
                                  build=lambda env=env, inst=inst, runner=runner, repos=repos: _build(env, inst,
