@@ -250,16 +250,50 @@ def test_c_predictions_gold_resolves_empty_and_forgeries_do_not(c_home, tmp_path
     assert gold["resolved"] == ["lab__calccpp-1"], gold["instances"]
     empty = _evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calccpp-1"]
-    # the held-out test rewritten to pass anything (the test folder is laid back), and a library whose static
-    # initializer ends the test binary with success before any test ran (no report): neither resolves
-    edit = ("diff --git a/test/calc-test.cc b/test/calc-test.cc\n--- a/test/calc-test.cc\n+++ b/test/calc-test.cc\n"
-            "@@ -15,3 +15,5 @@ TEST(calc_test, sub_negative) {\n   EXPECT_EQ(sub(1, 3), -2);\n }\n"
-            "+\n+TEST(calc_test, add) {}\n")
-    exit0 = ("diff --git a/src/calc.cc b/src/calc.cc\n--- a/src/calc.cc\n+++ b/src/calc.cc\n@@ -1,3 +1,5 @@\n"
-             ' #include "calc.h"\n+#include <cstdlib>\n+static int quit = (std::_Exit(0), 0);\n'
-             " int add(int a, int b) { return a - b; }\n int sub(int a, int b) { return a - b; }\n")
-    for name, patch in (("edit", edit), ("exit0", exit0)):
+    # the held-out test rewritten to pass anything (the test folder is laid back), a library whose static
+    # initializer ends the test binary with success before any test ran (no report), and one that reads the test
+    # file and writes googletest's report itself, every TEST there passed (the failing canaries among them):
+    # none resolves
+    edit = _diff("test/calc-test.cc", BASE["test/calc-test.cc"],
+                 BASE["test/calc-test.cc"] + "\nTEST(calc_test, add) {}\n")
+    exit0 = _diff("src/calc.cc", BASE["src/calc.cc"],
+                  BASE["src/calc.cc"] + "#include <cstdlib>\nstatic int quit = (std::_Exit(0), 0);\n")
+    forge = _diff("src/calc.cc", BASE["src/calc.cc"], FIXED + FORGE)
+    for name, patch, verdict in (("edit", edit, "failure"), ("exit0", exit0, "failure"), ("forge", forge, "success")):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calccpp-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
         out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calccpp-1"], (name, out["instances"])
+        rep = out["instances"]["lab__calccpp-1"]
+        assert rep["tests_status"]["FAIL_TO_PASS"][verdict] == ["calc_test.add"], (name, rep)
+        if name == "forge":  # every test "passed", the failing canaries too
+            assert "canar" in json.dumps(rep["evidence"]), rep
+
+
+FORGE = r"""#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+static int forged = [] {
+  const char* out = std::getenv("GTEST_OUTPUT");
+  if (!out) return 0;
+  std::ifstream in("/work/test/calc-test.cc");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string src = text.str(), xml = "<testsuites><testsuite name=\"all\">";
+  std::regex test(R"(TEST\((\w+), (\w+)\))");
+  for (std::sregex_iterator i(src.begin(), src.end(), test), e; i != e; ++i)
+    xml += "<testcase classname=\"" + (*i)[1].str() + "\" name=\"" + (*i)[2].str() + "\" status=\"run\"/>";
+  std::ofstream(std::string(out).substr(4)) << xml << "</testsuite></testsuites>";
+  std::_Exit(0);
+}();
+"""
+
+
+def _diff(path: str, old: str, new: str) -> str:
+    """A git-style patch of ``path`` from ``old`` to ``new``."""
+    import difflib
+
+    body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}"))
+    return f"diff --git a/{path} b/{path}\n{body}"
