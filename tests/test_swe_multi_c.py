@@ -23,7 +23,9 @@ from rules.grade import Canaries, decide  # noqa: E402
 from rules.tier import Rejected  # noqa: E402
 from rules.tiers.swe import swebench  # noqa: E402
 from rules.tiers.swe_multi import RUNNERS, c, languages  # noqa: E402
+from rules.scan import scan  # noqa: E402
 from rules.tiers.swe_multi.render import render  # noqa: E402
+from rules.tiers.swe_multi.suspicions import TABLE as SUSPICIONS  # noqa: E402
 
 WRITER = Path(__file__).resolve().parents[1] / "templates" / "swe_multi" / "c" / "gtest_canaries.py"
 sys.path.insert(0, str(WRITER.parent))
@@ -172,11 +174,22 @@ def test_fmt_is_a_candidate_and_the_other_c_repositories_say_what_they_lack():
 
 @pytest.mark.skipif(not Path("/work/shared/data/swe-bench-multilingual.jsonl").is_file(),
                     reason="SWE-bench Multilingual is not on this machine")
-def test_every_fmt_instance_of_the_real_dataset_has_its_target():
+def test_every_fmt_instance_of_the_real_dataset_has_its_target_and_no_gold_patch_is_flagged():
     data = swebench.load_dataset(Path("/work/shared/data/swe-bench-multilingual.jsonl"))
     acc = languages.accounting(data.values(), RUNNERS)
     assert acc["by_language"]["c"] == {"total": 42, "candidates": 11}
-    assert all(c.env_for(i.repo, i.version) for i in data.values() if i.repo == "fmtlib/fmt")
+    fmt = [i for i in data.values() if i.repo == "fmtlib/fmt"]
+    assert len(fmt) == 11 and all(c.env_for(i.repo, i.version) for i in fmt)
+    assert [i.id for i in fmt if scan(i.patch, SUSPICIONS["c"])] == []
+
+
+def test_the_c_suspicions_flag_a_library_that_ends_the_binary_or_writes_the_report():
+    exit0 = _diff("src/calc.cc", BASE["src/calc.cc"], BASE["src/calc.cc"] + "static int q = (std::_Exit(0), 0);\n")
+    assert {f["name"] for f in scan(exit0, SUSPICIONS["c"])} == {"runner-state"}
+    forged = {f["name"] for f in scan(_diff("src/calc.cc", BASE["src/calc.cc"], FIXED + FORGE), SUSPICIONS["c"])}
+    assert {"files", "runner-state"} <= forged
+    # the test folder is laid back at grading: a test's own googletest calls are no flag
+    assert scan(_diff("test/calc-test.cc", "", "TEST(a, b) { testing::Test::HasFailure(); }\n"), SUSPICIONS["c"]) == []
 
 
 def test_fmt_names_are_found_by_their_test_macros_typed_ones_by_their_suite():
