@@ -25,7 +25,7 @@ Adding a language is one module and one template folder:
   the image) and ``run.sh.j2`` (the tests as the tester, their machine-readable report into ``$out``);
 - its name in ``RUNNERS`` below, and a report format of ``rules.reports`` (already there for Rust: libtest JSON,
   ``parse_libtest_json``; JS/TS: jest JSON, ``parse_jest_json``; Java: Surefire's JUnit XML, ``parse_junit``;
-  C: a JUnit XML from CTest's ``--output-junit`` or a reader of the project's own format added there);
+  C/C++: googletest's XML, ``parse_gtest_xml``; another project's own format needs a reader added there);
 - tests/test_swe_multi_<language>.py: its runner on a fixture repository made at test time.
 
 Trials of agents are the swe tier's (``rules.tiers.swe.SweTrials``: attempts across agents, retry until plausible,
