@@ -95,6 +95,37 @@ def parse_junit(report_dir: Path, meta: dict | None = None) -> Parsed:
     return parsed
 
 
+def parse_gtest_xml(report_dir: Path, meta: dict | None = None) -> Parsed:
+    """Every ``*.xml`` report under ``report_dir`` written by googletest's ``--gtest_output=xml`` (or its
+    ``GTEST_OUTPUT`` variable): one test per ``<testcase>``, id ``classname.name`` as googletest itself names a
+    test (``format_test.format_nan``, a typed test's ``is_string_test/0.is_string``; SWE-bench's googletest log
+    parser reads the same names from ``[       OK ] ...`` lines). A case with a ``<failure>`` or ``<error>``
+    child failed; one with a ``<skipped>`` child, ``result="skipped"``/``"suppressed"`` or ``status="notrun"``
+    (a ``DISABLED_`` test) was skipped; any other passed. The file is written by the test binary when it ends,
+    so a binary that did not build or died leaves none: a note, and every test missing.
+    Format: googletest's docs/advanced.md, "Generating an XML Report"."""
+    parsed = Parsed()
+    files = report_files(report_dir, "*.xml")
+    if not files:
+        parsed.notes.append("no googletest XML report was written: the tests did not build, or the binary died")
+    for path in files:
+        data = read_capped(path, parsed)
+        if data is None:
+            continue
+        try:
+            root = SafeET.fromstring(data)
+        except (ParseError, DefusedXmlException, ValueError) as exc:
+            parsed.notes.append(f"{path.name}: not a readable XML report ({exc.__class__.__name__}: {exc})"[:300])
+            continue
+        for case in root.iter("testcase"):
+            test_id = f"{case.get('classname') or ''}.{case.get('name') or ''}"
+            kids = {child.tag for child in case}
+            skipped = ("skipped" in kids or case.get("result") in ("skipped", "suppressed")
+                       or case.get("status") == "notrun")
+            parsed.add(test_id, FAILED if kids & {"failure", "error"} else SKIPPED if skipped else PASSED)
+    return parsed
+
+
 # ---- Go, JavaScript, Rust: JSON reports (go test -json, jest --json, libtest --format json) ----
 # Their files come from code that ran the graded solution: malformed lines are skipped (and noted), and a test
 # started twice, given two verdicts, or started with no verdict at all (the program died) counts as failed.
@@ -346,6 +377,7 @@ def parse_libtest_json(report_dir: Path, meta: dict | None = None) -> Parsed:
 
 PARSERS: dict[str, Callable[[Path, dict], Parsed]] = {
     "junit": parse_junit,
+    "gtest-xml": parse_gtest_xml,
     "go-json": parse_go_json,
     "jest-json": parse_jest_json,
     "libtest-json": parse_libtest_json,

@@ -25,7 +25,7 @@ Adding a language is one module and one template folder:
   the image) and ``run.sh.j2`` (the tests as the tester, their machine-readable report into ``$out``);
 - its name in ``RUNNERS`` below, and a report format of ``rules.reports`` (already there for Rust: libtest JSON,
   ``parse_libtest_json``; JS/TS: jest JSON, ``parse_jest_json``; Java: Surefire's JUnit XML, ``parse_junit``;
-  C: a JUnit XML from CTest's ``--output-junit`` or a reader of the project's own format added there);
+  C/C++: googletest's XML, ``parse_gtest_xml``; another project's own format needs a reader added there);
 - tests/test_swe_multi_<language>.py: its runner on a fixture repository made at test time.
 
 Trials of agents are the swe tier's (``rules.tiers.swe.SweTrials``: attempts across agents, retry until plausible,
@@ -33,8 +33,9 @@ each agent's image built FROM the task's environment image); a task's ``pretest.
 its packages at the base commit, never a held-out test) is what an attempt must not break. ``doit prune:swe-multi``
 removes the environment images no published task needs, as ``prune:swe`` does.
 
-Not built yet: runners other than Go, Rust and JavaScript/TypeScript (axios and immutable-js; the other
-JavaScript repositories are rejected with what is missing: ``languages.JS_NOT_YET``).
+Not built yet: runners other than Go, Rust, JavaScript/TypeScript (npm with jest or mocha: axios and
+immutable-js) and C/C++'s CMake/googletest one (fmt); the other repositories of those languages are rejected
+with what is missing (``languages.PENDING``).
 """
 from __future__ import annotations
 
@@ -56,12 +57,12 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
 
 def runners() -> dict:
     """The languages this tier runs: language → ``render.Runner`` (imported on first use)."""
-    from rules.tiers.swe_multi import golang, javascript, rust
+    from rules.tiers.swe_multi import c, golang, javascript, rust
 
-    return {"go": golang.runner(), "javascript": javascript.runner(), "rust": rust.runner()}
+    return {"c": c.runner(), "go": golang.runner(), "javascript": javascript.runner(), "rust": rust.runner()}
 
 
-RUNNERS = frozenset({"go", "javascript", "rust"})  # the languages of ``runners()``, known without importing them
+RUNNERS = frozenset({"c", "go", "javascript", "rust"})  # the languages of ``runners()``, known without importing them
 
 
 class SweMultiTier(SweTrials):
@@ -146,7 +147,8 @@ class SweMultiTier(SweTrials):
                 continue
             seen.add(env.name)
             deps = (str(TEMPLATES / runner.template_dir / "env.Dockerfile.j2"),
-                    str(TEMPLATES / "images" / "grader" / "lab_grader" / f"{runner.language}_canaries.py"))
+                    str(runner.canary_writer or TEMPLATES / "images" / "grader" / "lab_grader"
+                        / f"{runner.language}_canaries.py"))
             out.append(ImageSpec(name=env.name, tag=env.tag, stamp=images.stamp_path(env.stamp_name), deps=deps,
                                  settings={"env": env.digest()},
                                  build=lambda env=env, inst=inst, runner=runner, repos=repos: _build(env, inst,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from rules.tier import Rejected
@@ -27,7 +28,8 @@ class Runner:
     dataset names that stand for several ids, the agents' test command, the image's build inputs) raising
     Rejected, ``build(env, repo, commit, inputs)`` (builds and stamps the image, returns the stamp) and
     ``pretest(fields, base_files)`` (check.sh's fields for the pre-existing tests alone, as the base commit has
-    them, or None when the base has none: ``pretest.sh``)."""
+    them, or None when the base has none: ``pretest.sh``); ``canary_writer``: the canary writer its image copies
+    when it is not the aider tier's of that language (``lab_grader/<language>_canaries.py``)."""
 
     language: str
     report: str
@@ -37,6 +39,7 @@ class Runner:
     tests: Callable
     build: Callable
     pretest: Callable
+    canary_writer: Path | None = None
 
 
 def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None, test_timeout: int = 900):

@@ -18,7 +18,7 @@ beside the verdict (``suspicions`` in an instance's report, ``flagged`` in resul
 from __future__ import annotations
 
 from rules.scan import Suspicion as S
-from rules.tiers.aider.suspicions import GOLANG
+from rules.tiers.aider.suspicions import CPLUSPLUS, GOLANG
 
 # a Go source the go tool compiles into a package (not a test file: those the grading lays back)
 CODE = r"^(?!(.*/)?testdata/)(?!.*_test\.go$).*\.go$"
@@ -63,4 +63,20 @@ GO = (
     S(_BODYLESS.name, _BODYLESS.why, CODE, line=_BODYLESS.line),
 )
 
-TABLE = {"go": GO}
+# C/C++ (googletest binaries: rules/tiers/swe_multi/c.py). The graded library is linked into the test binary, which
+# writes googletest's XML report itself: a patch can end the binary early, write the report from a static
+# initializer or an exit hook, or reach into googletest. The aider tier's C++ patterns for those means (its
+# stdout, files, exit-hook and system flags) apply as they are; its Catch-specific ones give way to googletest's.
+# Only sources outside the test folder are read: check.sh lays the test folder back as the base commit has it.
+C_CODE = r"^(?!test/)(?!(.*/)?(tests?|testing)/).*\.(h|hh|hpp|hxx|c|cc|cpp|cxx|inl|ipp)$"
+_CPP = {s.name: s for s in CPLUSPLUS}
+C = tuple(S(_CPP[n].name, _CPP[n].why, C_CODE, line=_CPP[n].line) for n in ("stdout", "files", "exit-hook", "system")) + (
+    S("framework", "reaches into googletest from code that is not a test (its report is the verdict)", C_CODE,
+      line=r"""\btesting\s*::|\bGTEST_\w*|\bgtest\b|#\s*include\s*[<"]gmock|\bTEST(_F|_P)?\s*\("""),
+    S("runner-state", "names the test run's state: googletest's report, ctest, lab's files", C_CODE,
+      line=r"""\bGTEST_OUTPUT\b|--gtest_\w+|\bctest\b|/proc/(self|\d+|thread-self)\b|['"]/(task|lab|work)\b"""
+        r"""|\blab-(out|canaries|ctest|build|cmake)\b|\bLAB_[A-Z]|\bgetenv\s*\(|\benviron\b|\b_Exit\s*\("""
+        r"""|\bquick_exit\s*\("""),
+)
+
+TABLE = {"go": GO, "c": C}
