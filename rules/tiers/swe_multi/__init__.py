@@ -33,7 +33,7 @@ each agent's image built FROM the task's environment image); a task's ``pretest.
 its packages at the base commit, never a held-out test) is what an attempt must not break. ``doit prune:swe-multi``
 removes the environment images no published task needs, as ``prune:swe`` does.
 
-Not built yet: runners other than Go.
+Not built yet: runners other than Go and Java (Maven).
 """
 from __future__ import annotations
 
@@ -55,12 +55,12 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
 
 def runners() -> dict:
     """The languages this tier runs: language → ``render.Runner`` (imported on first use)."""
-    from rules.tiers.swe_multi import golang
+    from rules.tiers.swe_multi import golang, java
 
-    return {"go": golang.runner()}
+    return {"go": golang.runner(), "java": java.runner()}
 
 
-RUNNERS = frozenset({"go"})  # the languages of ``runners()``, known without importing them
+RUNNERS = frozenset({"go", "java"})  # the languages of ``runners()``, known without importing them
 
 
 class SweMultiTier(SweTrials):

@@ -53,6 +53,9 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     if not inst.fail_to_pass:
         raise Rejected("the instance has no FAIL_TO_PASS test: nothing would tell its fix from the base")
     fields, parents, test_cmd, _ = runner.tests(inst, co.tar, co.tests_after, co.base_files)
+    # a runner whose report ids differ from the dataset's names maps them (Java: pkg.Class#m → pkg.Class::m)
+    fields = dict(fields)
+    ids = fields.pop("test_ids", None) or {}
     touched = swebench.patch_paths(inst.test_patch)
     names = list(inst.fail_to_pass) + [n for n in inst.pass_to_pass if n not in inst.fail_to_pass]
     context = dict(
@@ -66,10 +69,10 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
         extra={
             "exercise": inst.id, "repo_version": inst.version, "base_commit": inst.base_commit, "env": env.name,
             "image": env.tag, "test_patch_files": touched, "gold_files": sorted(co.gold),
-            "fail_to_pass": list(inst.fail_to_pass), "pass_to_pass": [n for n in inst.pass_to_pass
-                                                                       if n not in inst.fail_to_pass],
-            "test_names": {n: n for n in names},  # a Go test's report id is its dataset name
-            "truncated": sorted(parents), "subtest_sep": runner.subtest_sep,
+            "fail_to_pass": [ids.get(n, n) for n in inst.fail_to_pass],
+            "pass_to_pass": [ids.get(n, n) for n in inst.pass_to_pass if n not in inst.fail_to_pass],
+            "test_names": {ids.get(n, n): n for n in names},  # a Go test's report id is its dataset name
+            "truncated": sorted(ids.get(n, n) for n in parents), "subtest_sep": runner.subtest_sep,
             "canaries": "manifest",  # check.sh names its canaries in a manifest only root writes (rules.grade)
             # the grading mounts this task where only root reads it (rules.grade.PRIVATE_TASK): the tested code
             # never reads the dataset's test names, which would tell the canaries in its -test.run apart
