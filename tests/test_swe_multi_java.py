@@ -40,14 +40,19 @@ POM = """<?xml version="1.0" encoding="UTF-8"?>
   </dependencies>
 </project>
 """
-CALC = ("package lab.calc;\n\npublic final class Calc {\n  public static int add(int a, int b) {{ return {add}; }}\n\n"
-        "  public static int sub(int a, int b) {{ return a - b; }}\n}}\n")
+CALC = ("package lab.calc;\n\npublic final class Calc {\n  public static int add(int a, int b) { return ADD; }\n\n"
+        "  public static int sub(int a, int b) { return a - b; }\n}\n")
 SUB_TEST = ("package lab.calc;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\n"
             "public class SubTest {\n  @Test\n  public void testSub() {\n    assertEquals(2, Calc.sub(3, 1));\n  }\n\n"
             "  @Test\n  public void testSubNegative() {\n    assertEquals(-2, Calc.sub(1, 3));\n  }\n}\n")
 ADD_TEST = ("package lab.calc;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\n"
             "public class CalcTest {\n  @Test\n  public void testAdd() {\n    assertEquals(5, Calc.add(2, 3));\n  }\n}\n")
 TEST_DIR = "src/test/java/lab/calc"
+# the fix as a patch
+CALC_PATCH = ("diff --git a/src/main/java/lab/calc/Calc.java b/src/main/java/lab/calc/Calc.java\n"
+              "--- a/src/main/java/lab/calc/Calc.java\n+++ b/src/main/java/lab/calc/Calc.java\n@@ -3,3 +3,3 @@\n"
+              " public final class Calc {\n-  public static int add(int a, int b) { return a - b; }\n"
+              "+  public static int add(int a, int b) { return a + b; }\n \n")
 SUITE = """dataset = "{dataset}"
 instances = ["lab__calcjava-1", "lab__calcjava-2"]
 repos = "{repos}"
@@ -74,12 +79,12 @@ def make_calcjava(root: Path) -> Path:
     repo = root / "repos" / "calcjava"
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
-    _write(repo, {"pom.xml": POM, "src/main/java/lab/calc/Calc.java": CALC.format(add="a - b"),
+    _write(repo, {"pom.xml": POM, "src/main/java/lab/calc/Calc.java": CALC.replace("ADD", "a - b"),
                   f"{TEST_DIR}/SubTest.java": SUB_TEST})
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "calc")
     base = _git(repo, "rev-parse", "HEAD").strip()
-    _write(repo, {"src/main/java/lab/calc/Calc.java": CALC.format(add="a + b"), f"{TEST_DIR}/CalcTest.java": ADD_TEST})
+    _write(repo, {"src/main/java/lab/calc/Calc.java": CALC.replace("ADD", "a + b"), f"{TEST_DIR}/CalcTest.java": ADD_TEST})
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "fix add")
     common = {"repo": "lab/calcjava", "base_commit": base, "problem_statement": "Calc.add(2, 3) returns -1.",
@@ -226,21 +231,27 @@ def test_java_predictions_gold_resolves_empty_and_forgeries_do_not(java_home, tm
                                                                                     "failure": []}
     empty = _evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcjava-1"]
-    # the held-out test rewritten to pass anything; the pom told to skip the tests (its failures then ignored);
-    # a main class whose loading ends the test JVM with success: none resolves
+    # the held-out test rewritten to pass anything; the fix in a class whose loading ends the test JVM with
+    # success: neither resolves
     edit = (f"diff --git a/{TEST_DIR}/CalcTest.java b/{TEST_DIR}/CalcTest.java\nnew file mode 100644\n"
             f"--- /dev/null\n+++ b/{TEST_DIR}/CalcTest.java\n@@ -0,0 +1,6 @@\n+package lab.calc;\n+\n"
             "+public class CalcTest {\n+  @org.junit.Test\n+  public void testAdd() {}\n+}\n")
-    skip = ("diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -7,2 +7,3 @@\n"
-            "   <properties>\n+    <maven.test.skip>true</maven.test.skip>\n"
-            "     <maven.compiler.release>11</maven.compiler.release>\n")
-    exit0 = ("diff --git a/src/main/java/lab/calc/Calc.java b/src/main/java/lab/calc/Calc.java\n"
-             "--- a/src/main/java/lab/calc/Calc.java\n+++ b/src/main/java/lab/calc/Calc.java\n@@ -2,2 +2,3 @@\n"
-             " \n public final class Calc {\n+  static { Runtime.getRuntime().halt(0); }\n")
-    for name, patch in (("edit", edit), ("skip", skip), ("exit0", exit0)):
+    exit0 = CALC_PATCH.replace("+3,3 @@", "+3,4 @@").replace(
+        " \n", "+  static { Runtime.getRuntime().halt(0); }\n \n")
+    for name, patch in (("edit", edit), ("exit0", exit0)):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calcjava-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
         out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcjava-1"], (name, out["instances"])
         assert out["instances"]["lab__calcjava-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == [
             "lab.calc.CalcTest#testAdd"], (name, out["instances"])
+    # the fix with a pom asking for a dependency the image lacks (offline, the build would fail): the base's pom
+    # is laid back, so the fix resolves
+    pom = (CALC_PATCH + "diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -11,2 +11,3 @@\n"
+           "   <dependencies>\n+    <dependency><groupId>lab</groupId><artifactId>absent</artifactId>"
+           "<version>1</version></dependency>\n"
+           "     <dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version>"
+           "<scope>test</scope></dependency>\n")
+    (tmp_path / "pom.jsonl").write_text(json.dumps(
+        {"instance_id": "lab__calcjava-1", "model_name_or_path": "pom", "model_patch": pom}) + "\n")
+    assert _evaluate(home, str(tmp_path / "pom.jsonl"))["resolved"] == ["lab__calcjava-1"]
