@@ -255,3 +255,20 @@ def test_java_predictions_gold_resolves_empty_and_forgeries_do_not(java_home, tm
     (tmp_path / "pom.jsonl").write_text(json.dumps(
         {"instance_id": "lab__calcjava-1", "model_name_or_path": "pom", "model_patch": pom}) + "\n")
     assert _evaluate(home, str(tmp_path / "pom.jsonl"))["resolved"] == ["lab__calcjava-1"]
+
+
+def test_the_java_suspicion_table_flags_the_means_of_a_forgery_and_no_gold_patch():
+    from rules.scan import scan
+    from rules.tiers.swe_multi.suspicions import TABLE
+
+    forger = ("diff --git a/src/main/java/A.java b/src/main/java/A.java\n--- a/src/main/java/A.java\n"
+              "+++ b/src/main/java/A.java\n@@ -1,1 +1,3 @@\n class A {\n"
+              '+  static { new ProcessBuilder("sh").start(); Runtime.getRuntime().halt(0); }\n'
+              '+  String r = "target/surefire-reports/TEST-A.xml";\n')
+    assert sorted({f["name"] for f in scan(forger, TABLE["java"])}) == ["exit-hook", "process", "runner-state"]
+    # a test source is laid back by check.sh: not scanned
+    assert scan(forger.replace("src/main/java/A.java", "src/test/java/A.java"), TABLE["java"]) == []
+    if DATASET.is_file():  # SWE-bench Multilingual's 43 Java gold patches (gson, druid, lombok, ...) flag nothing
+        gold = [json.loads(line) for line in DATASET.open()]
+        java_gold = [r for r in gold if languages.language(r["repo"]) == "java"]
+        assert len(java_gold) == 43 and all(scan(r["patch"], TABLE["java"]) == [] for r in java_gold)
