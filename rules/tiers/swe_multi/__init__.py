@@ -33,9 +33,9 @@ each agent's image built FROM the task's environment image); a task's ``pretest.
 its packages at the base commit, never a held-out test) is what an attempt must not break. ``doit prune:swe-multi``
 removes the environment images no published task needs, as ``prune:swe`` does.
 
-Not built yet: runners other than Go, Rust, JavaScript/TypeScript (npm with jest or mocha: axios and
-immutable-js) and C/C++'s CMake/googletest one (fmt); the other repositories of those languages are rejected
-with what is missing (``languages.PENDING``).
+Not built yet: runners other than Go, Rust, Java (Maven), JavaScript/TypeScript (npm with jest or mocha: axios
+and immutable-js) and C/C++'s CMake/googletest one (fmt); the other repositories of those languages are rejected
+with what is missing (``languages.PENDING``, ``languages.ANT``).
 """
 from __future__ import annotations
 
@@ -57,12 +57,14 @@ PROFILE = Profile(TIER, (Metric("resolved", "resolved", 1),), group="repo", grou
 
 def runners() -> dict:
     """The languages this tier runs: language → ``render.Runner`` (imported on first use)."""
-    from rules.tiers.swe_multi import c, golang, javascript, rust
+    from rules.tiers.swe_multi import c, golang, java, javascript, rust
 
-    return {"c": c.runner(), "go": golang.runner(), "javascript": javascript.runner(), "rust": rust.runner()}
+    return {"c": c.runner(), "go": golang.runner(), "java": java.runner(), "javascript": javascript.runner(),
+            "rust": rust.runner()}
 
 
-RUNNERS = frozenset({"c", "go", "javascript", "rust"})  # the languages of ``runners()``, known without importing them
+# the languages of ``runners()``, known without importing them
+RUNNERS = frozenset({"c", "go", "java", "javascript", "rust"})
 
 
 class SweMultiTier(SweTrials):

@@ -43,9 +43,14 @@ UNREACHABLE = {
     "php": "needs Packagist (PHP's package registry, for its composer dependencies), not reachable here",
     "ruby": "needs rubygems.org (Ruby's gem registry, for its bundler dependencies), not reachable here",
 }
-# Gradle builds: the wrapper downloads the Gradle distribution, and plugins come from the Gradle plugin portal
+# Gradle builds: the wrapper downloads the Gradle distribution from Gradle's own distribution server, whose name
+# does not resolve here (checked 2026-12-07: curl answers "Could not resolve host"; Debian's gradle is 4.4.1, far
+# older than these builds need). The plugin portal did answer then, but no build starts without the distribution.
 GRADLE = frozenset({"apache/lucene", "reactivex/rxjava"})
-GRADLE_REASON = "needs the Gradle distribution (its wrapper's download) and plugin portal, not reachable here"
+GRADLE_REASON = "needs the Gradle distribution (its wrapper's download), whose server is not reachable here"
+# Ant and Ivy builds: lab's Java runner builds Maven projects (rules/tiers/swe_multi/java.py)
+ANT = frozenset({"projectlombok/lombok"})
+ANT_REASON = "builds with Ant and Ivy; lab's Java runner builds Maven projects only (no Ant runner yet)"
 # Repositories of a language that has a runner, whose build or test format that runner does not handle yet, and
 # why (C/C++'s runner, rules/tiers/swe_multi/c.py, builds CMake projects with googletest binaries: fmt;
 # JavaScript's, rules/tiers/swe_multi/javascript.py, npm projects tested with jest or mocha)
@@ -94,6 +99,8 @@ def blocked(repo: str, runners: frozenset[str] | set[str], extra: dict | None = 
         return UNREACHABLE[lang]
     if repo in GRADLE:
         return GRADLE_REASON
+    if repo in ANT and lang in runners:
+        return ANT_REASON
     if lang not in runners:
         return (f"{NAMES[lang]} is not supported by lab's swe-multi tier yet (no runner module for it in "
                 "rules/tiers/swe_multi/)")

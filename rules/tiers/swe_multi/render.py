@@ -57,7 +57,7 @@ def render(inst: swebench.Instance, env: Env, runner: Runner, repos: str | None,
     if not inst.fail_to_pass:
         raise Rejected("the instance has no FAIL_TO_PASS test: nothing would tell its fix from the base")
     fields, parents, test_cmd, _ = runner.tests(inst, co.tar, co.tests_after, co.base_files)
-    ids = fields.pop("report_ids", None) or {}  # dataset name → report id, where the runner's differ (Rust, JavaScript)
+    ids = fields.pop("report_ids", None) or {}  # dataset name → report id, where the runner's differ (Rust, JavaScript, Java)
     # dataset tests lab never expects (they need a network, which a grading has not): as the swe tier's "excluded"
     excluded = sorted(set(fields.pop("excluded", None) or ()) & set(inst.fail_to_pass + inst.pass_to_pass))
     if excluded and all(n in excluded for n in inst.fail_to_pass):
