@@ -76,3 +76,14 @@ def write_multi_suite(home: Path, root: Path) -> None:
     (home / "evals" / "swe-multi").mkdir(parents=True, exist_ok=True)
     (home / "evals" / "swe-multi" / "suite.toml").write_text(
         SUITE.format(dataset=root / "data.jsonl", repos=root / "repos", go=GO_TOOLCHAIN))
+
+
+def evaluate(home: Path, predictions: str) -> dict:
+    """``doit evaluate suite=swe-multi predictions=...`` in the lab home ``home`` (asserting it exits 0), and the
+    evaluation's results.json as a dict (``resolved``, ``unresolved``, ``instances``, ...)."""
+    from conftest import run_doit
+
+    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={predictions}")
+    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    name = Path(predictions).stem
+    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())

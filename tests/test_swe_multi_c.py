@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
 from fixture_swe import _git, _write, lay_rendered  # noqa: E402
+from fixture_swe_multi import evaluate  # noqa: E402
 
 from rules import reports  # noqa: E402
 from rules.grade import Canaries, decide  # noqa: E402
@@ -233,13 +234,6 @@ def c_home(tmp_path_factory):
     return home, run_doit(home, "gen:swe-multi")
 
 
-def _evaluate(home: Path, predictions: str) -> dict:
-    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={predictions}")
-    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    name = Path(predictions).stem
-    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())
-
-
 @pytest.mark.docker
 def test_c_proof_keeps_the_fixture_by_googletests_names(c_home):
     home, res = c_home
@@ -259,9 +253,9 @@ def test_c_proof_keeps_the_fixture_by_googletests_names(c_home):
 def test_c_predictions_gold_resolves_empty_and_forgeries_do_not(c_home, tmp_path):
     home, res = c_home
     assert res.code == 0
-    gold = _evaluate(home, "gold")
+    gold = evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calccpp-1"], gold["instances"]
-    empty = _evaluate(home, "empty")
+    empty = evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calccpp-1"]
     # the held-out test rewritten to pass anything (the test folder is laid back), a library whose static
     # initializer ends the test binary with success before any test ran (no report), and one that reads the test
@@ -275,7 +269,7 @@ def test_c_predictions_gold_resolves_empty_and_forgeries_do_not(c_home, tmp_path
     for name, patch, verdict in (("edit", edit, "failure"), ("exit0", exit0, "failure"), ("forge", forge, "success")):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calccpp-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
-        out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
+        out = evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calccpp-1"], (name, out["instances"])
         rep = out["instances"]["lab__calccpp-1"]
         assert rep["tests_status"]["FAIL_TO_PASS"][verdict] == ["calc_test.add"], (name, rep)

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
-from fixture_swe_multi import make_calcgo, write_multi_suite  # noqa: E402
+from fixture_swe_multi import evaluate, make_calcgo, write_multi_suite  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -24,13 +24,6 @@ def multi_home(tmp_path_factory):
     home = root / "home"
     write_multi_suite(home, root / "src")
     return home, run_doit(home, "gen:swe-multi")
-
-
-def _evaluate(home: Path, predictions: str) -> dict:
-    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={predictions}")
-    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    name = Path(predictions).stem
-    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())
 
 
 @pytest.mark.docker
@@ -56,13 +49,13 @@ def test_go_proof_keeps_the_sound_instance_by_its_leaves_and_rejects_the_other(m
 def test_go_predictions_gold_resolves_empty_and_forgeries_do_not(multi_home, tmp_path):
     home, res = multi_home
     assert res.code == 0
-    gold = _evaluate(home, "gold")
+    gold = evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calcgo-1"] and gold["total_instances"] == 1
     rep = gold["instances"]["lab__calcgo-1"]
     assert rep["tests_status"]["PASS_TO_PASS"] == {"success": ["TestSub", "TestSub/small"], "failure": []}
     # the gold patch carries no suspicion flag (the scan ran: [], not None)
     assert rep["suspicions"] == [] and gold["flagged"] == [] and gold["resolved_flagged"] == [], rep
-    empty = _evaluate(home, "empty")
+    empty = evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcgo-1"]
     # the held-out test rewritten to pass anything, and a test file of the agent's own whose init ends the
     # test binary with success: both laid back or removed before the tests run, so neither resolves
@@ -75,6 +68,6 @@ def test_go_predictions_gold_resolves_empty_and_forgeries_do_not(multi_home, tmp
     for name, patch in (("edit", edit), ("exit0", exit0)):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calcgo-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
-        out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
+        out = evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcgo-1"], (name, out["instances"])
         assert out["instances"]["lab__calcgo-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == ["TestAdd"]

@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
 from fixture_swe import _git, _write  # noqa: E402
+from fixture_swe_multi import evaluate  # noqa: E402
 
 from rules import reports  # noqa: E402
 from rules.grade import Canaries, decide  # noqa: E402
@@ -196,13 +197,6 @@ def java_home(tmp_path_factory):
     return home, run_doit(home, "gen:swe-multi")
 
 
-def _evaluate(home: Path, predictions: str) -> dict:
-    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={predictions}")
-    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    name = Path(predictions).stem
-    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())
-
-
 @pytest.mark.docker
 def test_java_proof_keeps_the_sound_instance_by_surefire_ids_and_rejects_the_other(java_home):
     home, res = java_home
@@ -225,11 +219,11 @@ def test_java_proof_keeps_the_sound_instance_by_surefire_ids_and_rejects_the_oth
 def test_java_predictions_gold_resolves_empty_and_forgeries_do_not(java_home, tmp_path):
     home, res = java_home
     assert res.code == 0
-    gold = _evaluate(home, "gold")
+    gold = evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calcjava-1"] and gold["total_instances"] == 1
     assert gold["instances"]["lab__calcjava-1"]["tests_status"]["PASS_TO_PASS"] == {"success": ["SubTest"],
                                                                                     "failure": []}
-    empty = _evaluate(home, "empty")
+    empty = evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcjava-1"]
     # the held-out test rewritten to pass anything; the fix in a class whose loading ends the test JVM with
     # success: neither resolves
@@ -241,7 +235,7 @@ def test_java_predictions_gold_resolves_empty_and_forgeries_do_not(java_home, tm
     for name, patch in (("edit", edit), ("exit0", exit0)):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calcjava-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
-        out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
+        out = evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcjava-1"], (name, out["instances"])
         assert out["instances"]["lab__calcjava-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == [
             "lab.calc.CalcTest#testAdd"], (name, out["instances"])
@@ -254,7 +248,7 @@ def test_java_predictions_gold_resolves_empty_and_forgeries_do_not(java_home, tm
            "<scope>test</scope></dependency>\n")
     (tmp_path / "pom.jsonl").write_text(json.dumps(
         {"instance_id": "lab__calcjava-1", "model_name_or_path": "pom", "model_patch": pom}) + "\n")
-    assert _evaluate(home, str(tmp_path / "pom.jsonl"))["resolved"] == ["lab__calcjava-1"]
+    assert evaluate(home, str(tmp_path / "pom.jsonl"))["resolved"] == ["lab__calcjava-1"]
 
 
 def test_the_java_suspicion_table_flags_the_means_of_a_forgery_and_no_gold_patch():

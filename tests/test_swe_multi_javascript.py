@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
 from fixture_swe_multi_javascript import ADD_TEST, F2P, P2P, TESTS, make_calcjs, write_js_suite  # noqa: E402
+from fixture_swe_multi import evaluate  # noqa: E402
 
 from rules import reports  # noqa: E402
 from rules.tier import Rejected  # noqa: E402
@@ -110,13 +111,6 @@ def js_home(tmp_path_factory):
     return home, run_doit(home, "gen:swe-multi")
 
 
-def _evaluate(home: Path, predictions: str) -> dict:
-    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={predictions}")
-    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    name = Path(predictions).stem
-    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())
-
-
 @pytest.mark.docker
 def test_js_proof_keeps_the_sound_instance_by_report_id_and_rejects_the_other(js_home):
     home, res = js_home
@@ -147,12 +141,12 @@ def _calc_patch(body: str) -> str:
 def test_js_predictions_gold_resolves_empty_and_forgeries_do_not(js_home, tmp_path):
     home, res = js_home
     assert res.code == 0
-    gold = _evaluate(home, "gold")
+    gold = evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calcjs-1"] and gold["total_instances"] == 1
     rep = gold["instances"]["lab__calcjs-1"]
     assert rep["tests_status"]["FAIL_TO_PASS"] == {"success": [F2P], "failure": []}, rep
     assert rep["tests_status"]["PASS_TO_PASS"] == {"success": P2P, "failure": []}, rep
-    empty = _evaluate(home, "empty")
+    empty = evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcjs-1"]
     forgeries = {
         # node's assert made to pass anything: the failing canary passes too
@@ -169,7 +163,7 @@ def test_js_predictions_gold_resolves_empty_and_forgeries_do_not(js_home, tmp_pa
     for name, patch in forgeries.items():
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calcjs-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
-        out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
+        out = evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcjs-1"], (name, out["instances"])
 
 

@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import run_doit  # noqa: E402
 from fixture_swe import _git, _write  # noqa: E402
+from fixture_swe_multi import evaluate  # noqa: E402
 
 from rules import reports  # noqa: E402
 from rules.tier import Rejected  # noqa: E402
@@ -129,13 +130,6 @@ def rust_home(tmp_path_factory):
     return home, run_doit(home, "gen:swe-multi")
 
 
-def _evaluate(home: Path, predictions: str) -> dict:
-    res = run_doit(home, "evaluate", "suite=swe-multi", f"predictions={predictions}")
-    assert res.code == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    name = Path(predictions).stem
-    return json.loads((home / "evals" / "swe-multi" / "evaluations" / name / "results.json").read_text())
-
-
 @pytest.mark.docker
 def test_rust_proof_keeps_the_sound_instance_and_rejects_the_other(rust_home):
     home, res = rust_home
@@ -157,11 +151,11 @@ def test_rust_proof_keeps_the_sound_instance_and_rejects_the_other(rust_home):
 def test_rust_predictions_gold_resolves_empty_and_forgeries_do_not(rust_home, tmp_path):
     home, res = rust_home
     assert res.code == 0
-    gold = _evaluate(home, "gold")
+    gold = evaluate(home, "gold")
     assert gold["resolved"] == ["lab__calcrs-1"] and gold["total_instances"] == 1
     rep = gold["instances"]["lab__calcrs-1"]
     assert rep["tests_status"]["PASS_TO_PASS"] == {"success": ["sub_small", "sub_negative"], "failure": []}
-    empty = _evaluate(home, "empty")
+    empty = evaluate(home, "empty")
     assert empty["resolved"] == [] and empty["empty_patch"] == ["lab__calcrs-1"]
     # the held-out test file rewritten so that add_small asserts nothing: the program's tests/ folder is laid back
     # as the base commit and the test patch have it
@@ -170,7 +164,7 @@ def test_rust_predictions_gold_resolves_empty_and_forgeries_do_not(rust_home, tm
     for name, patch in (("edit", edit),):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps(
             {"instance_id": "lab__calcrs-1", "model_name_or_path": name, "model_patch": patch}) + "\n")
-        out = _evaluate(home, str(tmp_path / f"{name}.jsonl"))
+        out = evaluate(home, str(tmp_path / f"{name}.jsonl"))
         assert out["unresolved"] == ["lab__calcrs-1"], (name, out["instances"])
         assert out["instances"]["lab__calcrs-1"]["tests_status"]["FAIL_TO_PASS"]["failure"] == ["add_small"]
     # the gold patch with a cargo configuration of its own (a rustc wrapper that would replace the compiler):
@@ -181,4 +175,4 @@ def test_rust_predictions_gold_resolves_empty_and_forgeries_do_not(rust_home, tm
            " /// a plus b\n pub fn add(a: i64, b: i64) -> i64 {\n-    a - b\n+    a + b\n }\n")
     (tmp_path / "wrapped.jsonl").write_text(json.dumps(
         {"instance_id": "lab__calcrs-1", "model_name_or_path": "wrapped", "model_patch": fix + wrapper}) + "\n")
-    assert _evaluate(home, str(tmp_path / "wrapped.jsonl"))["resolved"] == ["lab__calcrs-1"]
+    assert evaluate(home, str(tmp_path / "wrapped.jsonl"))["resolved"] == ["lab__calcrs-1"]
