@@ -99,6 +99,11 @@ JAVA = (
     # a script the patch adds is no Java source the table reads; started by the graded code, it can be the forger
     S("script", "adds a script (a process the graded code starts can run it: no Java the scan reads)",
       path=r"(^|/)[^/]*\.(py|sh|bash|pl|rb|js|mjs|cjs|groovy|kts)$"),
+    # what the test framework loads by itself from the classpath (main resources are on it): a JUnit Platform or
+    # Jupiter service (an extension that swallows a test's failure), Jupiter's properties (extension
+    # autodetection), or compiled code no scan reads
+    S("test-hooks", "adds what the test framework loads from the classpath by itself, or compiled code",
+      path=r"(^|/)META-INF/services/org\.junit[^/]*$|(^|/)junit-platform\.properties$|\.(class|jar)$"),
     S("exit-hook", "ends the JVM or hooks its exit (Surefire then reports no test of that class)", JAVA_CODE,
       line=r"\baddShutdownHook\b|\bRuntime\s*\.\s*getRuntime\s*\(\s*\)\s*\.\s*(halt|exit)\b"
         r"|\bSystem\s*\.\s*exit\s*\("),
