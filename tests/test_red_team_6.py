@@ -156,7 +156,8 @@ null = os.open(os.devnull, os.O_RDWR)
 for fd in (0, 1, 2):
     os.dup2(null, fd)
 root = pathlib.Path.cwd()
-keep = {f.stem for f in (root / "src" / "test").rglob("*.java") if "AssertionFailureIgnored" in f.read_text(errors="replace")}
+keep = {f.stem for f in (root / "src" / "test").rglob("*.java")
+        if "AssertionFailureIgnored" in f.read_text(errors="replace")}
 reports = root / ("tar" + "get") / ("sure" + "fire-reports")
 done, end = {}, time.time() + 600
 while time.time() < end:
@@ -227,7 +228,7 @@ def test_java_report_rewriter_started_past_the_scan_is_flagged(java_home, tmp_pa
 
 # ======== JavaScript (mocha through lab's reporter) ========
 
-from fixture_swe_multi_javascript import CALC as JS_CALC, F2P as JS_F2P, NODE, SUITE as JS_SUITE, make_calcjs  # noqa: E402
+from fixture_swe_multi_javascript import CALC as JS_CALC, NODE, SUITE as JS_SUITE, make_calcjs  # noqa: E402
 
 # The graded module replaces node's assert.strictEqual (one object, shared with the test file that required it
 # first) with one that reads the calling line of the test file from its own stack and lets it through unless it
@@ -304,7 +305,8 @@ J_REFLECT = J_WRONG.replace(
     "public final class Calc {\n",
     "public final class Calc {\n  static {\n    try {\n"
     '      Class<?> k = Class.forName("java.lang.Process" + "Builder");\n'
-    '      Object b = k.getConstructor(String[].class).newInstance((Object) new String[] {"python3", "tools/tidy.py"});\n'
+    '      Object b = k.getConstructor(String[].class)\n'
+    '          .newInstance((Object) new String[] {"python3", "tools/tidy.py"});\n'
     '      k.getMethod("start").invoke(b);\n    } catch (ReflectiveOperationException e) {\n'
     "      // nothing to tidy\n    }\n  }\n\n")
 
@@ -330,7 +332,8 @@ def test_java_process_started_through_reflection_is_flagged():
 RS_FORGERIES = {
     # cargo runs build.rs, as the tester, before it compiles the tests: it can rewrite tests/*.rs (the tester's)
     "build.rs": ("build.rs", "fn main() {\n    let t = std::fs::read_to_string(\"tests/calc.rs\").unwrap();\n"
-                             "    std::fs::write(\"tests/calc.rs\", t.replace(\"assert_eq!(add\", \"let _ = (add\")).unwrap();\n}\n"),
+                             "    std::fs::write(\"tests/calc.rs\",\n"
+                             "                   t.replace(\"assert_eq!(add\", \"let _ = (add\")).unwrap();\n}\n"),
     # an exit hook declared by hand (no libc crate): libtest's JSON is the program's stdout, so lines written there
     # at exit come after libtest's own, naming the calling tests found by their threads' names
     "atexit": ("src/lib.rs", 'extern "C" {\n    fn atexit(f: extern "C" fn()) -> i32;\n}\n'
@@ -341,7 +344,8 @@ RS_FORGERIES = {
 @pytest.mark.parametrize("name", sorted(RS_FORGERIES))
 def test_rust_forgery_means_are_flagged(name):
     path, text = RS_FORGERIES[name]
-    flags = scan(_diff(path, "", text).replace(f"--- a/{path}", "new file mode 100644\n--- /dev/null"), SUSPICIONS["rust"])
+    patch = _diff(path, "", text).replace(f"--- a/{path}", "new file mode 100644\n--- /dev/null")
+    flags = scan(patch, SUSPICIONS["rust"])
     assert flags, name
 
 
