@@ -126,7 +126,12 @@ JAVA = (
 # a patch of either language was not scanned at all.
 # Only sources that are not tests are read (a run's test files are the test patch's, laid back by check.sh).
 JS_CODE = r"^(?!(.*/)?(test|tests|__tests__|spec|specs)/)(?!.*\.(test|spec)\.[cm]?[jt]sx?$).*\.[cm]?[jt]sx?$"
-JAVASCRIPT = tuple(S(s.name, s.why, JS_CODE, line=s.line) for s in _JS if s.line and s.name != "realm")
+JAVASCRIPT = tuple(S(s.name, s.why, JS_CODE, line=s.line) for s in _JS if s.line and s.name != "realm") + (
+    # what check.sh does not lay back and jest reads by itself: a transform's configuration (it rewrites the test
+    # files as they load) and manual mocks beside node_modules (used with no jest.mock call)
+    S("test-config", "adds or changes a transform's configuration or a manual mock (jest loads them by itself)",
+      path=r"(^|/)(babel\.config\.\w+|\.babelrc(\.\w+)?|__mocks__/.*)$"),
+)
 _RS_WIDE = {"stdout", "system", "test-identity"}
 # a crate's unit tests sit in its sources (read); an integration tests/ folder is laid back (the graded program's)
 RS_CODE = r"^(?!(.*/)?tests/).*\.rs$"
