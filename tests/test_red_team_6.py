@@ -366,3 +366,39 @@ def test_java_test_framework_hooks_in_the_resources_are_flagged(path):
     flags = scan(_diff(path, "", "lab.calc.Tidy\n").replace(f"--- a/{path}", "new file mode 100644\n--- /dev/null"),
                  SUSPICIONS["java"])
     assert {f["name"] for f in flags} == {"test-hooks"}, flags
+
+
+# ---- Attempt 8 (JavaScript, the render alone): the jest transform the base's configuration names ----
+#
+# immutable-js' jest.config (laid back) names `<rootDir>/resources/jestPreprocessor.js` as the transform of every
+# test file: a file of the work tree, which jest runs in the test process on each test file's text before it
+# runs. A patch's preprocessor could rewrite the held-out test as it loads (drop its failing expectations, keep
+# the canaries'). Not run in a container (the fixture is mocha; an immutable-js image is not built here).
+# Honest: the file is the base's at grading. Lab at 5987774: the patch's (only the configuration files
+# themselves were laid back). closed: check.sh lays back the files the base's test configuration names by
+# <rootDir>/ (javascript.config_refs), checked here on immutable-js' configuration as it is upstream.
+IMMUTABLE_JEST = """const config = {
+  moduleFileExtensions: ['js', 'ts'],
+  resolver: '<rootDir>/resources/jestResolver.js',
+  transform: {
+    '^.+\\\\.(js|ts)$': '<rootDir>/resources/jestPreprocessor.js',
+  },
+  testRegex: ['/__tests__/.*\\\\.(ts|js)$', '/website/.*\\\\.test\\\\.(ts|js)$'],
+  testPathIgnorePatterns: ['/__tests__/ts-utils.ts'],
+};
+"""
+
+
+def test_js_files_the_test_configuration_names_are_laid_back():
+    from rules.render import render as render_template
+    from rules.tiers.swe_multi import javascript
+
+    base = {"jest.config.mjs", "package.json", "resources/jestPreprocessor.js", "resources/jestResolver.js",
+            "__tests__/ts-utils.ts"}
+    refs = javascript.config_refs({"jest.config.mjs": IMMUTABLE_JEST}, base)
+    assert refs == ["resources/jestPreprocessor.js", "resources/jestResolver.js"]
+    # a name the base does not have (a folder, a file the patch would add) is not laid back
+    assert javascript.config_refs({"package.json": '"<rootDir>/resources/"'}, base) == []
+    sh = render_template("swe_multi/javascript/lay_tests.sh.j2", config_files=refs)
+    assert "for f in resources/jestPreprocessor.js resources/jestResolver.js ; do" in sh
+    assert 'tar -xf "$task/workspace.tar" "$f" || finish 3' in sh
