@@ -136,8 +136,17 @@ def tests(inst, tar: bytes, tests_after: dict[str, bytes | None], base_files: se
     Rejected."""
     found = locate(list(inst.fail_to_pass), test_files_of(tar, tests_after))
     fields = {"test_dir": TEST_DIR, "canary_file": found.canary_file,
-              "test_dir_in_base": any(p.startswith(TEST_DIR + "/") for p in base_files)}
+              "test_dir_in_base": any(p.startswith(TEST_DIR + "/") for p in base_files),
+              "build_files": build_files(base_files)}
     return fields, [], test_cmd(), []
+
+
+def build_files(base_files: set[str]) -> list[str]:
+    """The base commit's CMake files outside the test folder (every ``CMakeLists.txt`` and ``*.cmake``), which
+    check.sh lays back: CMake code the tester runs at configure time, before the test folder is compiled, could
+    rewrite the tests (red team 6). No gold patch of fmt's 11 instances touches one."""
+    return sorted(p for p in base_files if not p.startswith(TEST_DIR + "/")
+                  and (p.rsplit("/", 1)[-1] == "CMakeLists.txt" or p.endswith(".cmake")))
 
 
 def pretest(fields: dict, base_files: set[str]) -> dict | None:

@@ -222,12 +222,29 @@ def test_files_of(tar: bytes, after: dict[str, bytes | None], wanted: list[str])
     return out
 
 
-def context(found: JsTests, base_files: set[str]) -> dict:
+# the test configuration check.sh lays back from the base commit (templates/swe_multi/javascript/lay_tests.sh.j2)
+CONFIG_FILES = ("package.json", "jest.config.js", "jest.config.ts", "jest.config.cjs", "jest.config.mjs",
+                "jest.config.json", ".mocharc.js", ".mocharc.cjs", ".mocharc.json", ".mocharc.yml", ".mocharc.yaml",
+                ".mocharc.jsonc")
+ROOT_DIR_REF = re.compile(r"<rootDir>/([\w@][\w@.+/-]*)")
+
+
+def config_refs(configs: dict[str, str], base_files: set[str]) -> list[str]:
+    """The base commit's files its test configuration names by ``<rootDir>/...`` (a jest transform, resolver or
+    setup file: immutable-js' ``resources/jestPreprocessor.js``), which check.sh lays back with the configuration:
+    they run in the test process before the tests (a patch's transform could rewrite the test files as they
+    load; red team 6)."""
+    found = {m.group(1).rstrip("/.") for text in configs.values() for m in ROOT_DIR_REF.finditer(text)}
+    return sorted(f for f in found if f in base_files)
+
+
+def context(found: JsTests, base_files: set[str], config_files: list[str] = ()) -> dict:
     """check.sh's JavaScript fields (``report_ids`` and ``excluded`` are the render's: dataset name → report id,
-    the dataset names that need a network)."""
+    the dataset names that need a network; ``config_files`` the files the base's test configuration names)."""
     return {"framework": found.framework.name, "run_files": list(found.run_files),
             "canary_file": found.canary_file, "canary_style": found.framework.canary,
-            "report_ids": dict(found.ids), "excluded": sorted(NETWORK.get(found.repo, ()))}
+            "report_ids": dict(found.ids), "excluded": sorted(NETWORK.get(found.repo, ())),
+            "config_files": list(config_files)}
 
 
 def pretest(fields: dict, base_files: set[str]) -> dict | None:
@@ -257,7 +274,8 @@ def tests(inst, tar: bytes, tests_after: dict[str, bytes | None], base_files: se
     files = test_files_of(tar, tests_after, touched + ["package.json"])
     fw = framework_of(inst.repo, files.get("package.json", "").encode())
     found = locate(inst.repo, inst.version, names, list(inst.fail_to_pass), files, touched, fw)
-    return context(found, base_files), [], test_cmd(found), []
+    configs = test_files_of(tar, {}, [f for f in CONFIG_FILES if f in base_files])
+    return context(found, base_files, config_refs(configs, base_files)), [], test_cmd(found), []
 
 
 # ---- the environment image ----
