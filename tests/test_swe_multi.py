@@ -182,6 +182,8 @@ def test_instances_are_chosen_as_the_swe_tier_chooses_them_langs_before_limit(tm
             chosen(limit=bad)
     with pytest.raises(Rejected, match="instances=: not in the dataset: lab__nope-1"):
         chosen(instances="lab__calcgo-1,lab__nope-1")
+    with pytest.raises(Rejected, match=r"not in the dataset: calcgo-1 \(a dataset id names its owner: lab__calcgo-1\)"):
+        chosen(instances="calcgo-1")
     with pytest.raises(Rejected, match="langs=: unknown klingon"):
         chosen(langs="klingon")
 

@@ -412,7 +412,10 @@ def select(data: dict[str, Instance], suite: Suite, var: Callable,
         ids = [x.strip() for x in raw_ids.split(",") if x.strip()]
         unknown = [i for i in ids if i not in data]
         if unknown:
-            raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}")
+            # "immutable-js-2005" for "immutable-js__immutable-js-2005": a dataset id is owner__repo-number
+            meant = [m for u in unknown[:5] for m in data if m.endswith(f"__{u}")]
+            raise Rejected(f"instances=: not in the dataset: {', '.join(unknown[:5])}"
+                           + (f" (a dataset id names its owner: {', '.join(meant)})" if meant else ""))
     elif flag(var, "all"):
         ids = list(data)
     else:
