@@ -74,9 +74,19 @@ def parse_junit(report_dir: Path, meta: dict | None = None) -> Parsed:
     a ``<failure>`` or ``<error>`` child failed, one with ``<skipped>`` was skipped, any other passed.
     Format: https://github.com/testmoapp/junitxml (the de-facto schema these runners write)."""
     parsed = Parsed()
+    for case in _xml_testcases(report_dir, parsed, "no JUnit XML report was written"):
+        test_id = f"{case.get('classname') or ''}::{case.get('name') or ''}"
+        kids = {child.tag for child in case}
+        parsed.add(test_id, FAILED if kids & {"failure", "error"} else SKIPPED if "skipped" in kids else PASSED)
+    return parsed
+
+
+def _xml_testcases(report_dir: Path, parsed: Parsed, missing: str):
+    """The ``<testcase>`` elements of every ``*.xml`` report under ``report_dir``, in file order; ``missing`` is
+    noted in ``parsed`` when there is no report, and an unreadable or oversized file is noted and skipped."""
     files = report_files(report_dir, "*.xml")
     if not files:
-        parsed.notes.append("no JUnit XML report was written")
+        parsed.notes.append(missing)
     for path in files:
         data = read_capped(path, parsed)
         if data is None:
@@ -86,13 +96,7 @@ def parse_junit(report_dir: Path, meta: dict | None = None) -> Parsed:
         except (ParseError, DefusedXmlException, ValueError) as exc:
             parsed.notes.append(f"{path.name}: not a readable XML report ({exc.__class__.__name__}: {exc})"[:300])
             continue
-        for case in root.iter("testcase"):
-            name = case.get("name") or ""
-            test_id = f"{case.get('classname') or ''}::{name}"
-            kids = {child.tag for child in case}
-            status = FAILED if kids & {"failure", "error"} else SKIPPED if "skipped" in kids else PASSED
-            parsed.add(test_id, status)
-    return parsed
+        yield from root.iter("testcase")
 
 
 def parse_gtest_xml(report_dir: Path, meta: dict | None = None) -> Parsed:
@@ -105,24 +109,13 @@ def parse_gtest_xml(report_dir: Path, meta: dict | None = None) -> Parsed:
     so a binary that did not build or died leaves none: a note, and every test missing.
     Format: googletest's docs/advanced.md, "Generating an XML Report"."""
     parsed = Parsed()
-    files = report_files(report_dir, "*.xml")
-    if not files:
-        parsed.notes.append("no googletest XML report was written: the tests did not build, or the binary died")
-    for path in files:
-        data = read_capped(path, parsed)
-        if data is None:
-            continue
-        try:
-            root = SafeET.fromstring(data)
-        except (ParseError, DefusedXmlException, ValueError) as exc:
-            parsed.notes.append(f"{path.name}: not a readable XML report ({exc.__class__.__name__}: {exc})"[:300])
-            continue
-        for case in root.iter("testcase"):
-            test_id = f"{case.get('classname') or ''}.{case.get('name') or ''}"
-            kids = {child.tag for child in case}
-            skipped = ("skipped" in kids or case.get("result") in ("skipped", "suppressed")
-                       or case.get("status") == "notrun")
-            parsed.add(test_id, FAILED if kids & {"failure", "error"} else SKIPPED if skipped else PASSED)
+    missing = "no googletest XML report was written: the tests did not build, or the binary died"
+    for case in _xml_testcases(report_dir, parsed, missing):
+        test_id = f"{case.get('classname') or ''}.{case.get('name') or ''}"
+        kids = {child.tag for child in case}
+        skipped = ("skipped" in kids or case.get("result") in ("skipped", "suppressed")
+                   or case.get("status") == "notrun")
+        parsed.add(test_id, FAILED if kids & {"failure", "error"} else SKIPPED if skipped else PASSED)
     return parsed
 
 
