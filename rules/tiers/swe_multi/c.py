@@ -33,7 +33,7 @@ from pathlib import Path
 
 from rules.config import TEMPLATES
 from rules.tier import Rejected
-from rules.tiers.swe_multi.env import Env, env_name
+from rules.tiers.swe_multi.env import Env, env_name, table_toolchain
 
 LANGUAGE = "c"
 REPORT = "gtest-xml"  # rules.reports: googletest's XML report
@@ -58,7 +58,7 @@ _SOURCE = (".cc", ".cpp", ".cxx", ".h", ".hpp")
 def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
     """The environment of ``repo`` at dataset ``version``: its test target from ``extra`` (suite.toml's
     ``[toolchains."owner/name"]``: version → CMake target) or else ``TARGETS``; None when neither has one."""
-    target = ((extra or {}).get(repo) or {}).get(version) or TARGETS.get(repo, {}).get(version)
+    target = table_toolchain(repo, version, extra, TARGETS)
     if not target:
         return None
     if not _TARGET.match(target):

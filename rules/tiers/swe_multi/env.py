@@ -45,3 +45,10 @@ def env_name(repo: str, version: str) -> str:
     """``gin-gonic/gin`` at ``4003`` → ``gin-4003`` (a tag suffix: lower case, ``[a-z0-9.-]``)."""
     short = repo.split("/", 1)[-1].lower()
     return "".join(c if c.isalnum() or c in ".-" else "-" for c in f"{short}-{version}")
+
+
+def table_toolchain(repo: str, version: str, extra: dict | None, table: dict) -> str | None:
+    """The toolchain a runner's environment of ``repo`` at dataset ``version`` takes: suite.toml's
+    ``[toolchains."owner/name"]`` (``extra``: repo → {version: toolchain}) ahead of the runner's own ``table`` (the
+    same shape); None when neither names one. Each runner checks the value its own way."""
+    return ((extra or {}).get(repo) or {}).get(version) or table.get(repo, {}).get(version)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rules.config import TEMPLATES
 from rules.tier import Rejected
-from rules.tiers.swe_multi.env import Env, env_name
+from rules.tiers.swe_multi.env import Env, env_name, table_toolchain
 
 LANGUAGE = "go"
 REPORT = "go-json"  # rules.reports: go test -json
@@ -62,7 +62,7 @@ _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
     """The environment of ``repo`` at dataset ``version``: its Go toolchain from ``extra`` (suite.toml's
     ``[toolchains."owner/name"]``: version → Go version) or else ``TOOLCHAINS``; None when neither has one."""
-    go = ((extra or {}).get(repo) or {}).get(version) or TOOLCHAINS.get(repo, {}).get(version)
+    go = table_toolchain(repo, version, extra, TOOLCHAINS)
     if not go:
         return None
     if not _VERSION.match(go):

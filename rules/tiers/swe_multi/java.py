@@ -33,7 +33,7 @@ from pathlib import Path
 
 from rules.config import TEMPLATES
 from rules.tier import Rejected
-from rules.tiers.swe_multi.env import Env, env_name
+from rules.tiers.swe_multi.env import Env, env_name, table_toolchain
 
 LANGUAGE = "java"
 REPORT = "junit"  # rules.reports: Surefire's XML reports
@@ -58,7 +58,7 @@ def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
     """The environment of ``repo`` at dataset ``version``: its JDK from ``extra`` (suite.toml's
     ``[toolchains."owner/name"]``: version → Java version) or else ``TOOLCHAINS``; None when neither has one.
     Raises Rejected for a Java version no Debian suite here packages."""
-    jdk = ((extra or {}).get(repo) or {}).get(version) or TOOLCHAINS.get(repo, {}).get(version)
+    jdk = table_toolchain(repo, version, extra, TOOLCHAINS)
     if not jdk:
         return None
     if jdk not in SUITES:

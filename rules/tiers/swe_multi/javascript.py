@@ -40,7 +40,7 @@ from pathlib import Path
 
 from rules.config import TEMPLATES
 from rules.tier import Rejected
-from rules.tiers.swe_multi.env import Env, env_name
+from rules.tiers.swe_multi.env import Env, env_name, table_toolchain
 
 LANGUAGE = "javascript"
 REPORT = "jest-json"  # rules.reports: jest's --json report (mocha's through lab's reporter)
@@ -113,7 +113,7 @@ def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
     """The environment of ``repo`` at dataset ``version``: its Node from ``extra`` (suite.toml's
     ``[toolchains."owner/name"]``: version → Node version or major) or else ``TOOLCHAINS``; None when neither
     has one."""
-    node = ((extra or {}).get(repo) or {}).get(version) or TOOLCHAINS.get(repo, {}).get(version)
+    node = table_toolchain(repo, version, extra, TOOLCHAINS)
     if not node:
         return None
     node = NODE.get(node, node)

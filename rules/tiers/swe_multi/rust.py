@@ -38,7 +38,7 @@ from pathlib import Path
 
 from rules.config import TEMPLATES
 from rules.tier import Rejected
-from rules.tiers.swe_multi.env import Env, env_name
+from rules.tiers.swe_multi.env import Env, env_name, table_toolchain
 
 LANGUAGE = "rust"
 REPORT = "libtest-json"  # rules.reports: libtest's --format json, one file per test program
@@ -137,7 +137,7 @@ _TEST_FILE = re.compile(r"^(?:(.+)/)?tests/([A-Za-z0-9_-]+)\.rs$")
 def env_for(repo: str, version: str, extra: dict | None = None) -> Env | None:
     """The environment of ``repo`` at dataset ``version``: its Rust toolchain from ``extra`` (suite.toml's
     ``[toolchains."owner/name"]``: version → Rust version) or else ``TOOLCHAINS``; None when neither has one."""
-    rust = ((extra or {}).get(repo) or {}).get(version) or TOOLCHAINS.get(repo, {}).get(version)
+    rust = table_toolchain(repo, version, extra, TOOLCHAINS)
     if not rust:
         return None
     if not _VERSION.match(rust):
